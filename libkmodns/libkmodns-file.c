@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Module bytes: read the file, recognise the compression by its magic, decompress. */
+#include <errno.h>
+#include <lzma.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "libkmodns-private.h"
+
+/* No real module comes near this; a bigger output means a corrupt or hostile stream. */
+#define MAX_MODULE_SIZE ((size_t)1 << 30)
+
+static const struct {
+	enum kmodns_compression compression;
+	const char *name;
+	unsigned char magic[6];
+	size_t magic_len;
+} compressions[] = {
+	{ KMODNS_COMPRESSION_XZ, "xz", { 0xfd, '7', 'z', 'X', 'Z', 0x00 }, 6 },
+	{ KMODNS_COMPRESSION_ZSTD, "zstd", { 0x28, 0xb5, 0x2f, 0xfd }, 4 },
+	{ KMODNS_COMPRESSION_GZIP, "gzip", { 0x1f, 0x8b }, 2 },
+};
+
+KMODNS_EXPORT const char *kmodns_compression_to_string(enum kmodns_compression compression)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(compressions); i++)
+		if (compressions[i].compression == compression)
+			return compressions[i].name;
+	return "none";
+}
+
+static enum kmodns_compression detect_compression(const unsigned char *data, size_t size)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(compressions); i++)
+		if (size >= compressions[i].magic_len &&
+		    memcmp(data, compressions[i].magic, compressions[i].magic_len) == 0)
+			return compressions[i].compression;
+	return KMODNS_COMPRESSION_NONE;
+}
+
+/* Output grows by doubling, from a guess of 4x the input. */
+struct outbuf {
+	char *data;
+	size_t size, capacity;
+};
+
+static int outbuf_grow(struct outbuf *out, size_t hint)
+{
+	size_t cap = out->capacity ? out->capacity * 2 : (hint < 65536 ? 65536 : hint);
+	char *p;
+
+	if (out->capacity >= MAX_MODULE_SIZE)
+		return -EFBIG;
+	if (cap > MAX_MODULE_SIZE)
+		cap = MAX_MODULE_SIZE;
+	p = realloc(out->data, cap);
+	if (p == NULL)
+		return -ENOMEM;
+	out->data = p;
+	out->capacity = cap;
+	return 0;
+}
+
+static int decompress_xz(struct kmodns_ctx *ctx, const char *label, const unsigned char *in,
+			 size_t in_size, struct outbuf *out)
+{
+	lzma_stream strm = LZMA_STREAM_INIT;
+	lzma_ret ret;
+	int r = 0;
+
+	if (lzma_stream_decoder(&strm, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
+		ERR(ctx, "%s: cannot start the xz decoder", label);
+		return -ENOMEM;
+	}
+	strm.next_in = in;
+	strm.avail_in = in_size;
+	for (;;) {
+		if (out->size == out->capacity && (r = outbuf_grow(out, in_size * 4)) < 0)
+			break;
+		strm.next_out = (uint8_t *)out->data + out->size;
+		strm.avail_out = out->capacity - out->size;
+		/* LZMA_FINISH: all input is there, so a truncated stream is an error, not a wait. */
+		ret = lzma_code(&strm, LZMA_FINISH);
+		out->size = out->capacity - strm.avail_out;
+		if (ret == LZMA_STREAM_END)
+			break;
+		if (ret == LZMA_OK)
+			continue;
+		ERR(ctx, "%s: xz: %s", label,
+		    ret == LZMA_BUF_ERROR ? "unexpected end of compressed data" :
+		    ret == LZMA_FORMAT_ERROR ? "not an xz stream" :
+		    ret == LZMA_OPTIONS_ERROR ? "unsupported options" :
+		    ret == LZMA_MEM_ERROR ? "out of memory" : "corrupt compressed data");
+		r = ret == LZMA_MEM_ERROR ? -ENOMEM : -EBADMSG;
+		break;
+	}
+	if (r == -EFBIG)
+		ERR(ctx, "%s: xz: decompressed size exceeds %zu bytes", label, MAX_MODULE_SIZE);
+	lzma_end(&strm);
+	return r;
+}
+
+static int decompress_zstd(struct kmodns_ctx *ctx, const char *label, const unsigned char *in,
+			   size_t in_size, struct outbuf *out)
+{
+	ZSTD_DStream *ds = ZSTD_createDStream();
+	ZSTD_inBuffer ib = { in, in_size, 0 };
+	size_t ret = 1;
+	int r = 0;
+
+	if (ds == NULL) {
+		ERR(ctx, "%s: cannot start the zstd decoder", label);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ZSTD_outBuffer ob;
+		if (out->size == out->capacity && (r = outbuf_grow(out, in_size * 4)) < 0)
+			break;
+		ob = (ZSTD_outBuffer){ out->data, out->capacity, out->size };
+		ret = ZSTD_decompressStream(ds, &ob, &ib);
+		out->size = ob.pos;
+		if (ZSTD_isError(ret)) {
+			ERR(ctx, "%s: zstd: %s", label, ZSTD_getErrorName(ret));
+			r = -EBADMSG;
+			break;
+		}
+		/* A frame ended and all input is used: done (concatenated frames are fine). */
+		if (ret == 0 && ib.pos == ib.size)
+			break;
+		if (ib.pos == ib.size && ob.pos < ob.size) {
+			ERR(ctx, "%s: zstd: unexpected end of compressed data", label);
+			r = -EBADMSG;
+			break;
+		}
+	}
+	if (r == -EFBIG)
+		ERR(ctx, "%s: zstd: decompressed size exceeds %zu bytes", label, MAX_MODULE_SIZE);
+	ZSTD_freeDStream(ds);
+	return r;
+}
+
+static int decompress_gzip(struct kmodns_ctx *ctx, const char *label, const unsigned char *in,
+			   size_t in_size, struct outbuf *out)
+{
+	z_stream zs = { 0 };
+	int ret, r = 0;
+
+	/* 16 + MAX_WBITS: expect the gzip wrapper. */
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+		ERR(ctx, "%s: cannot start the gzip decoder", label);
+		return -ENOMEM;
+	}
+	zs.next_in = (unsigned char *)in;
+	zs.avail_in = in_size > UINT_MAX ? UINT_MAX : (unsigned)in_size;
+	for (;;) {
+		size_t room;
+		if (out->size == out->capacity && (r = outbuf_grow(out, in_size * 4)) < 0)
+			break;
+		room = out->capacity - out->size;
+		zs.next_out = (unsigned char *)out->data + out->size;
+		zs.avail_out = room > UINT_MAX ? UINT_MAX : (unsigned)room;
+		ret = inflate(&zs, Z_NO_FLUSH);
+		out->size = (size_t)((char *)zs.next_out - out->data);
+		if (ret == Z_STREAM_END)
+			break;
+		if (ret == Z_OK)
+			continue;
+		if (ret == Z_BUF_ERROR && zs.avail_out == 0)
+			continue;
+		ERR(ctx, "%s: gzip: %s", label,
+		    ret == Z_BUF_ERROR ? "unexpected end of compressed data" :
+		    zs.msg ? zs.msg : "corrupt compressed data");
+		r = ret == Z_MEM_ERROR ? -ENOMEM : -EBADMSG;
+		break;
+	}
+	if (r == -EFBIG)
+		ERR(ctx, "%s: gzip: decompressed size exceeds %zu bytes", label, MAX_MODULE_SIZE);
+	inflateEnd(&zs);
+	return r;
+}
+
+int kmodns_image_load(struct kmodns_ctx *ctx, const char *path, const void *in, size_t in_size,
+		      const char *label, struct kmodns_image *image)
+{
+	_cleanup_free_ char *raw = NULL;
+	struct outbuf out = { 0 };
+	int r;
+
+	if (path != NULL) {
+		r = read_file(path, &raw, &in_size);
+		if (r < 0) {
+			ERR(ctx, "%s: %s", label, strerror(-r));
+			return r;
+		}
+		in = raw;
+	}
+	if (in_size == 0) {
+		ERR(ctx, "%s: empty file", label);
+		return -ENOEXEC;
+	}
+	image->compression = detect_compression(in, in_size);
+	switch (image->compression) {
+	case KMODNS_COMPRESSION_NONE:
+		/* libelf may convert in place, so it gets its own writable copy. */
+		if (raw != NULL) {
+			image->data = TAKE_PTR(raw);
+		} else {
+			image->data = malloc(in_size);
+			if (image->data == NULL)
+				return -ENOMEM;
+			memcpy(image->data, in, in_size);
+		}
+		image->size = in_size;
+		return 0;
+	case KMODNS_COMPRESSION_XZ:
+		r = decompress_xz(ctx, label, in, in_size, &out);
+		break;
+	case KMODNS_COMPRESSION_ZSTD:
+		r = decompress_zstd(ctx, label, in, in_size, &out);
+		break;
+	case KMODNS_COMPRESSION_GZIP:
+		r = decompress_gzip(ctx, label, in, in_size, &out);
+		break;
+	default:
+		r = -EINVAL;
+	}
+	if (r < 0) {
+		free(out.data);
+		return r;
+	}
+	image->data = out.data;
+	image->size = out.size;
+	return 0;
+}

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The module object: one file's namespace facts, read once, then only looked at. */
+#include <errno.h>
+
+#include "libkmodns-private.h"
+
+int kmodns_module_add_export(struct kmodns_module *mod, const char *symbol, size_t symbol_len,
+			     const char *ns, enum kmodns_export_type type)
+{
+	struct kmodns_export *e;
+	int r = array_reserve((void **)&mod->exports, &mod->exports_capacity, sizeof(*e),
+			      mod->n_exports + 1);
+
+	if (r < 0)
+		return r;
+	e = &mod->exports[mod->n_exports];
+	*e = (struct kmodns_export){ .type = type };
+	e->symbol = arena_strndup(&mod->strings, symbol, symbol_len);
+	e->ns = ns[0] ? arena_strdup(&mod->strings, ns) : "";
+	if (e->symbol == NULL || e->ns == NULL)
+		return -ENOMEM;
+	mod->n_exports++;
+	return 0;
+}
+
+int kmodns_module_add_import(struct kmodns_module *mod, const char *ns)
+{
+	int r = strset_add(&mod->imports, ns);
+
+	if (r < 0)
+		return r;
+	mod->imports_raw++;
+	return 0;
+}
+
+int kmodns_module_add_undefined(struct kmodns_module *mod, const char *name, bool weak)
+{
+	struct kmodns_symbol *s;
+	int r = array_reserve((void **)&mod->undefined, &mod->undefined_capacity, sizeof(*s),
+			      mod->n_undefined + 1);
+
+	if (r < 0)
+		return r;
+	s = &mod->undefined[mod->n_undefined];
+	*s = (struct kmodns_symbol){ .weak = weak };
+	s->name = arena_strdup(&mod->strings, name);
+	if (s->name == NULL)
+		return -ENOMEM;
+	mod->n_undefined++;
+	return 0;
+}
+
+/* The kernel's name from a file name: up to the first ".ko", '-' as '_'. */
+static const char *name_from_path(struct arena *arena, const char *path)
+{
+	const char *base = strrchr(path, '/'), *ko;
+	char *name, *p;
+
+	base = base ? base + 1 : path;
+	ko = strstr(base, ".ko");
+	name = arena_strndup(arena, base, ko ? (size_t)(ko - base) : strlen(base));
+	for (p = name; p && *p; p++)
+		if (*p == '-')
+			*p = '_';
+	return name;
+}
+
+static int module_new(struct kmodns_ctx *ctx, const char *path, const void *data, size_t size,
+		      unsigned flags, struct kmodns_module **out)
+{
+	struct kmodns_module *mod = calloc(1, sizeof(*mod));
+	struct kmodns_image image = { 0 };
+	int r;
+
+	*out = NULL;
+	if (mod == NULL)
+		return -ENOMEM;
+	mod->refcount = 1;
+	mod->ctx = kmodns_ref(ctx);
+	mod->path = arena_strdup(&mod->strings, path);
+	if (mod->path == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	r = kmodns_image_load(ctx, data ? NULL : path, data, size, path, &image);
+	if (r < 0)
+		goto fail;
+	mod->compression = image.compression;
+	r = kmodns_elf_read(mod, &image, flags);
+	free(image.data);
+	if (r < 0)
+		goto fail;
+	if (mod->name == NULL) {
+		mod->name = name_from_path(&mod->strings, path);
+	} else {
+		char *p = (char *)mod->name;
+		for (; *p; p++)
+			if (*p == '-')
+				*p = '_';
+	}
+	for (size_t i = 0; i < mod->n_exports; i++)
+		mod->exports[i].owner = mod->name;
+	if (mod->vermagic)
+		mod->kernel_version = kmodns_kernel_version_parse(mod->vermagic);
+	*out = mod;
+	return 0;
+fail:
+	kmodns_module_unref(mod);
+	return r;
+}
+
+KMODNS_EXPORT int kmodns_module_new_from_path(struct kmodns_ctx *ctx, const char *path,
+					      unsigned flags, struct kmodns_module **mod)
+{
+	return module_new(ctx, path, NULL, 0, flags, mod);
+}
+
+KMODNS_EXPORT int kmodns_module_new_from_memory(struct kmodns_ctx *ctx, const void *data,
+						size_t size, const char *name_hint, unsigned flags,
+						struct kmodns_module **mod)
+{
+	static const char empty;
+
+	/* A non-NULL pointer marks "from memory" even for an empty image. */
+	return module_new(ctx, name_hint ? name_hint : "(memory)", data ? data : &empty, size,
+			  flags, mod);
+}
+
+KMODNS_EXPORT struct kmodns_module *kmodns_module_ref(struct kmodns_module *mod)
+{
+	if (mod)
+		mod->refcount++;
+	return mod;
+}
+
+KMODNS_EXPORT struct kmodns_module *kmodns_module_unref(struct kmodns_module *mod)
+{
+	if (mod == NULL || --mod->refcount > 0)
+		return NULL;
+	free(mod->exports);
+	free(mod->undefined);
+	strset_release(&mod->imports);
+	arena_release(&mod->strings);
+	kmodns_unref(mod->ctx);
+	free(mod);
+	return NULL;
+}
+
+KMODNS_EXPORT const char *kmodns_module_get_name(const struct kmodns_module *mod) { return mod->name; }
+KMODNS_EXPORT const char *kmodns_module_get_path(const struct kmodns_module *mod) { return mod->path; }
+KMODNS_EXPORT const char *kmodns_module_get_vermagic(const struct kmodns_module *mod) { return mod->vermagic; }
+KMODNS_EXPORT int kmodns_module_get_elf_class(const struct kmodns_module *mod) { return mod->elf_class; }
+KMODNS_EXPORT bool kmodns_module_is_big_endian(const struct kmodns_module *mod) { return mod->big_endian; }
+
+KMODNS_EXPORT enum kmodns_compression kmodns_module_get_compression(const struct kmodns_module *mod)
+{
+	return mod->compression;
+}
+
+KMODNS_EXPORT unsigned kmodns_module_get_kernel_version(const struct kmodns_module *mod)
+{
+	return mod->kernel_version;
+}
+
+KMODNS_EXPORT size_t kmodns_module_get_export_count(const struct kmodns_module *mod)
+{
+	return mod->n_exports;
+}
+
+KMODNS_EXPORT const struct kmodns_export *kmodns_module_get_export(const struct kmodns_module *mod,
+								    size_t i)
+{
+	return i < mod->n_exports ? &mod->exports[i] : NULL;
+}
+
+KMODNS_EXPORT size_t kmodns_module_get_import_count(const struct kmodns_module *mod)
+{
+	return mod->imports.count;
+}
+
+KMODNS_EXPORT const char *kmodns_module_get_import(const struct kmodns_module *mod, size_t i)
+{
+	return i < mod->imports.count ? mod->imports.items[i] : NULL;
+}
+
+KMODNS_EXPORT size_t kmodns_module_get_import_raw_count(const struct kmodns_module *mod)
+{
+	return mod->imports_raw;
+}
+
+KMODNS_EXPORT size_t kmodns_module_get_undefined_count(const struct kmodns_module *mod)
+{
+	return mod->n_undefined;
+}
+
+KMODNS_EXPORT const struct kmodns_symbol *kmodns_module_get_undefined(const struct kmodns_module *mod,
+								       size_t i)
+{
+	return i < mod->n_undefined ? &mod->undefined[i] : NULL;
+}
+
+KMODNS_EXPORT const char *kmodns_symbol_get_name(const struct kmodns_symbol *sym) { return sym->name; }
+KMODNS_EXPORT bool kmodns_symbol_is_weak(const struct kmodns_symbol *sym) { return sym->weak; }
+
+KMODNS_EXPORT bool kmodns_symbol_get_crc(const struct kmodns_symbol *sym, uint32_t *crc)
+{
+	if (sym->has_crc && crc)
+		*crc = sym->crc;
+	return sym->has_crc;
+}
+
+/* ---- exports ---- */
+
+static const char *const export_type_names[] = {
+	[KMODNS_EXPORT_SYMBOL] = "EXPORT_SYMBOL",
+	[KMODNS_EXPORT_SYMBOL_GPL] = "EXPORT_SYMBOL_GPL",
+	[KMODNS_EXPORT_SYMBOL_GPL_FUTURE] = "EXPORT_SYMBOL_GPL_FUTURE",
+	[KMODNS_EXPORT_UNUSED_SYMBOL] = "EXPORT_UNUSED_SYMBOL",
+	[KMODNS_EXPORT_UNUSED_SYMBOL_GPL] = "EXPORT_UNUSED_SYMBOL_GPL",
+};
+
+KMODNS_EXPORT const char *kmodns_export_type_to_string(enum kmodns_export_type type)
+{
+	return (size_t)type < ARRAY_SIZE(export_type_names) ? export_type_names[type] : NULL;
+}
+
+KMODNS_EXPORT const char *kmodns_export_get_symbol(const struct kmodns_export *exp) { return exp->symbol; }
+KMODNS_EXPORT const char *kmodns_export_get_namespace(const struct kmodns_export *exp) { return exp->ns; }
+KMODNS_EXPORT enum kmodns_export_type kmodns_export_get_type(const struct kmodns_export *exp) { return exp->type; }
+KMODNS_EXPORT const char *kmodns_export_get_owner(const struct kmodns_export *exp) { return exp->owner; }
+
+KMODNS_EXPORT bool kmodns_export_is_gpl(const struct kmodns_export *exp)
+{
+	return exp->type == KMODNS_EXPORT_SYMBOL_GPL || exp->type == KMODNS_EXPORT_UNUSED_SYMBOL_GPL;
+}
+
+KMODNS_EXPORT bool kmodns_export_get_crc(const struct kmodns_export *exp, uint32_t *crc)
+{
+	if (exp->has_crc && crc)
+		*crc = exp->crc;
+	return exp->has_crc;
+}

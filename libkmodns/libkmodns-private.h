@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the parts of libkmodns share and the outside never sees. */
+#pragma once
+
+#include <syslog.h>
+
+#include "libkmodns.h"
+#include "libkmodns-util.h"
+
+struct kmodns_ctx {
+	int refcount;
+	kmodns_log_fn log_fn;
+	void *log_data;
+	int log_priority;
+};
+
+_printf_(6, 7) void kmodns_log(const struct kmodns_ctx *ctx, int priority, const char *file,
+			       int line, const char *fn, const char *format, ...);
+
+#define kmodns_log_cond(ctx, prio, ...)                                                   \
+	do {                                                                              \
+		if ((ctx)->log_fn != NULL && (ctx)->log_priority >= (prio))               \
+			kmodns_log(ctx, prio, __FILE__, __LINE__, __func__, __VA_ARGS__); \
+	} while (0)
+#define ERR(ctx, ...) kmodns_log_cond(ctx, LOG_ERR, __VA_ARGS__)
+#define INFO(ctx, ...) kmodns_log_cond(ctx, LOG_INFO, __VA_ARGS__)
+#define DBG(ctx, ...) kmodns_log_cond(ctx, LOG_DEBUG, __VA_ARGS__)
+
+struct kmodns_export {
+	const char *symbol;
+	const char *ns; /* "" when none */
+	const char *owner;
+	enum kmodns_export_type type;
+	bool has_crc;
+	uint32_t crc;
+};
+
+struct kmodns_symbol {
+	const char *name;
+	bool weak;
+	bool has_crc;
+	uint32_t crc;
+};
+
+struct kmodns_module {
+	int refcount;
+	struct kmodns_ctx *ctx;
+	struct arena strings;
+	const char *path;
+	const char *name;
+	const char *vermagic;
+	unsigned kernel_version;
+	enum kmodns_compression compression;
+	int elf_class;
+	bool big_endian;
+	struct kmodns_export *exports;
+	size_t n_exports, exports_capacity;
+	struct strset imports;
+	size_t imports_raw;
+	struct kmodns_symbol *undefined;
+	size_t n_undefined, undefined_capacity;
+};
+
+/* A module image in memory, decompressed. */
+struct kmodns_image {
+	char *data;
+	size_t size;
+	enum kmodns_compression compression;
+};
+
+/* Reads path (or takes in/in_size when path is NULL) and decompresses by magic. */
+int kmodns_image_load(struct kmodns_ctx *ctx, const char *path, const void *in, size_t in_size,
+		      const char *label, struct kmodns_image *image);
+
+/* Fills mod's ELF facts, exports, imports and undefined symbols from image. */
+int kmodns_elf_read(struct kmodns_module *mod, struct kmodns_image *image, unsigned flags);
+
+int kmodns_module_add_export(struct kmodns_module *mod, const char *symbol, size_t symbol_len,
+			     const char *ns, enum kmodns_export_type type);
+int kmodns_module_add_import(struct kmodns_module *mod, const char *ns);
+int kmodns_module_add_undefined(struct kmodns_module *mod, const char *name, bool weak);

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libkmodns - symbol namespaces of Linux kernel modules.
+ *
+ * Reads the exports (with namespace and GPL-ness), the imported namespaces and
+ * the undefined symbols of module files of every kernel era, reads
+ * Module.symvers, and applies the kernel's namespace rule.
+ *
+ * Every function returning int returns 0 or a positive count on success and a
+ * negative errno on failure; details go through the context's log function.
+ */
+#ifndef LIBKMODNS_H
+#define LIBKMODNS_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- context ---------------------------------------------------------- */
+
+struct kmodns_ctx;
+
+typedef void (*kmodns_log_fn)(void *data, int priority, const char *file, int line,
+			      const char *fn, const char *format, va_list args);
+
+struct kmodns_ctx *kmodns_new(void);
+struct kmodns_ctx *kmodns_ref(struct kmodns_ctx *ctx);
+struct kmodns_ctx *kmodns_unref(struct kmodns_ctx *ctx);
+/* Messages of at most this syslog priority reach the log function (default LOG_ERR). */
+void kmodns_set_log_priority(struct kmodns_ctx *ctx, int priority);
+int kmodns_get_log_priority(const struct kmodns_ctx *ctx);
+/* NULL fn silences the library (the default: the library never prints by itself). */
+void kmodns_set_log_fn(struct kmodns_ctx *ctx, kmodns_log_fn fn, void *data);
+
+/* ---- exports (of a module, or rows of Module.symvers) -------------------- */
+
+enum kmodns_export_type {
+	KMODNS_EXPORT_SYMBOL = 0,        /* EXPORT_SYMBOL */
+	KMODNS_EXPORT_SYMBOL_GPL,        /* EXPORT_SYMBOL_GPL */
+	KMODNS_EXPORT_SYMBOL_GPL_FUTURE, /* __ksymtab_gpl_future, until 5.12 */
+	KMODNS_EXPORT_UNUSED_SYMBOL,     /* __ksymtab_unused, until 5.12 */
+	KMODNS_EXPORT_UNUSED_SYMBOL_GPL, /* __ksymtab_unused_gpl, until 5.12 */
+};
+
+struct kmodns_export;
+
+const char *kmodns_export_get_symbol(const struct kmodns_export *exp);
+/* "" for an export without namespace, never NULL. */
+const char *kmodns_export_get_namespace(const struct kmodns_export *exp);
+enum kmodns_export_type kmodns_export_get_type(const struct kmodns_export *exp);
+/* The kernel resolves it only for GPL-compatible modules. */
+bool kmodns_export_is_gpl(const struct kmodns_export *exp);
+/* The owner as Module.symvers names it ("vmlinux", "drivers/usb/storage/usb-storage");
+ * for a module's own exports, the module's name. */
+const char *kmodns_export_get_owner(const struct kmodns_export *exp);
+/* false when no CRC is known (kernels without MODVERSIONS, a module's own exports). */
+bool kmodns_export_get_crc(const struct kmodns_export *exp, uint32_t *crc);
+/* "EXPORT_SYMBOL", "EXPORT_SYMBOL_GPL", ... as written in Module.symvers. */
+const char *kmodns_export_type_to_string(enum kmodns_export_type type);
+
+/* ---- one module file ---------------------------------------------------- */
+
+struct kmodns_module;
+
+enum kmodns_compression {
+	KMODNS_COMPRESSION_NONE = 0,
+	KMODNS_COMPRESSION_XZ,
+	KMODNS_COMPRESSION_ZSTD,
+	KMODNS_COMPRESSION_GZIP,
+};
+
+enum kmodns_module_flags {
+	/* Read exports from the relocations of __ksymtab* even when the local
+	 * symbols that name them are present (the fallback method, for checks). */
+	KMODNS_MODULE_EXPORTS_BY_RELOCATIONS = 1 << 0,
+};
+
+/* Opens, decompresses (by magic, not by name) and reads a module file. */
+int kmodns_module_new_from_path(struct kmodns_ctx *ctx, const char *path, unsigned flags,
+				struct kmodns_module **mod);
+/* Same, from a module image in memory (copied); name_hint names it in messages. */
+int kmodns_module_new_from_memory(struct kmodns_ctx *ctx, const void *data, size_t size,
+				  const char *name_hint, unsigned flags,
+				  struct kmodns_module **mod);
+struct kmodns_module *kmodns_module_ref(struct kmodns_module *mod);
+struct kmodns_module *kmodns_module_unref(struct kmodns_module *mod);
+
+/* The kernel's name for it: .modinfo "name", else from the file name; '-' becomes '_'. */
+const char *kmodns_module_get_name(const struct kmodns_module *mod);
+const char *kmodns_module_get_path(const struct kmodns_module *mod);
+enum kmodns_compression kmodns_module_get_compression(const struct kmodns_module *mod);
+const char *kmodns_compression_to_string(enum kmodns_compression compression);
+/* 32 or 64. */
+int kmodns_module_get_elf_class(const struct kmodns_module *mod);
+bool kmodns_module_is_big_endian(const struct kmodns_module *mod);
+/* .modinfo "vermagic", or NULL. */
+const char *kmodns_module_get_vermagic(const struct kmodns_module *mod);
+/* KMODNS_KERNEL_VERSION() of the vermagic, 0 when unknown. */
+unsigned kmodns_module_get_kernel_version(const struct kmodns_module *mod);
+
+size_t kmodns_module_get_export_count(const struct kmodns_module *mod);
+const struct kmodns_export *kmodns_module_get_export(const struct kmodns_module *mod, size_t i);
+
+/* Imported namespaces: deduplicated, in first-seen order. */
+size_t kmodns_module_get_import_count(const struct kmodns_module *mod);
+const char *kmodns_module_get_import(const struct kmodns_module *mod, size_t i);
+/* How many import records the module holds before deduplication. */
+size_t kmodns_module_get_import_raw_count(const struct kmodns_module *mod);
+
+/* Undefined symbols the module needs resolved, in symbol-table order. */
+struct kmodns_symbol;
+size_t kmodns_module_get_undefined_count(const struct kmodns_module *mod);
+const struct kmodns_symbol *kmodns_module_get_undefined(const struct kmodns_module *mod, size_t i);
+const char *kmodns_symbol_get_name(const struct kmodns_symbol *sym);
+bool kmodns_symbol_is_weak(const struct kmodns_symbol *sym);
+/* The CRC the module expects (__versions), false when it records none. */
+bool kmodns_symbol_get_crc(const struct kmodns_symbol *sym, uint32_t *crc);
+
+/* ---- Module.symvers ----------------------------------------------------- */
+
+struct kmodns_symvers;
+
+/* Both column orders: "crc sym module type [ns]" and early 5.4's "crc sym ns module type". */
+int kmodns_symvers_new_from_file(struct kmodns_ctx *ctx, const char *path,
+				 struct kmodns_symvers **symvers);
+struct kmodns_symvers *kmodns_symvers_unref(struct kmodns_symvers *symvers);
+size_t kmodns_symvers_get_count(const struct kmodns_symvers *symvers);
+const struct kmodns_export *kmodns_symvers_get_export(const struct kmodns_symvers *symvers,
+						       size_t i);
+/* The row exporting symbol, or NULL. */
+const struct kmodns_export *kmodns_symvers_find(const struct kmodns_symvers *symvers,
+						const char *symbol);
+
+/* ---- the kernel's namespace rule ----------------------------------------- */
+
+#define KMODNS_KERNEL_VERSION(a, b, c) (((unsigned)(a) << 16) + ((unsigned)(b) << 8) + (unsigned)(c))
+/* Parses "6.12.41+deb13-amd64 SMP ..." (a vermagic or uname -r); 0 when it cannot. */
+unsigned kmodns_kernel_version_parse(const char *release);
+
+enum kmodns_verdict {
+	KMODNS_ALLOWED_NO_NAMESPACE = 0, /* the symbol has no namespace */
+	KMODNS_ALLOWED_IMPORTED,         /* the module imports the namespace */
+	KMODNS_ALLOWED_MODULE_PATTERN,   /* 6.16+: "module:" pattern matches the module */
+	KMODNS_REFUSED_MISSING_IMPORT,   /* finit_module fails with EINVAL */
+	KMODNS_REFUSED_MODULE_IMPORT,    /* 6.16+: imports "module:..."; finit_module fails with EPERM */
+};
+
+/*
+ * May module `module_name`, importing `imports`, use a symbol of namespace `ns`
+ * on a kernel of `kernel_version` (KMODNS_KERNEL_VERSION; 0 = newest rules)?
+ * This is the one place the rule lives.
+ */
+enum kmodns_verdict kmodns_namespace_check(const char *module_name, const char *const *imports,
+					   size_t n_imports, const char *ns,
+					   unsigned kernel_version);
+/* May a module import `ns` at all (KMODNS_REFUSED_MODULE_IMPORT for "module:" on 6.16+)? */
+enum kmodns_verdict kmodns_import_check(const char *ns, unsigned kernel_version);
+bool kmodns_verdict_is_refused(enum kmodns_verdict verdict);
+/* Does the "module:" pattern list (without the prefix) name module_name? */
+bool kmodns_module_pattern_matches(const char *patterns, const char *module_name);
+
+/* ---- what a module requires ---------------------------------------------- */
+
+/* Finds the export that resolves symbol (a Module.symvers row, another module's export), or NULL. */
+typedef const struct kmodns_export *(*kmodns_export_lookup_fn)(void *data, const char *symbol);
+
+/*
+ * The namespaces a module's undefined symbols need, one entry per namespace in
+ * first-use order, each with the export that first needed it and the kernel's
+ * verdict for this module. Symbols lookup cannot resolve are counted, not guessed.
+ */
+struct kmodns_requires;
+int kmodns_module_get_requires(const struct kmodns_module *mod, kmodns_export_lookup_fn lookup,
+			       void *data, struct kmodns_requires **requires);
+struct kmodns_requires *kmodns_requires_unref(struct kmodns_requires *requires);
+size_t kmodns_requires_get_count(const struct kmodns_requires *requires);
+const char *kmodns_requires_get_namespace(const struct kmodns_requires *requires, size_t i);
+/* The export that first needed namespace i: its symbol and owner. */
+const struct kmodns_export *kmodns_requires_get_export(const struct kmodns_requires *requires,
+							size_t i);
+enum kmodns_verdict kmodns_requires_get_verdict(const struct kmodns_requires *requires, size_t i);
+/* Undefined symbols lookup did not find (weak ones excluded). */
+size_t kmodns_requires_get_unresolved_count(const struct kmodns_requires *requires);
+/* Imports no required namespace uses (kernel-wise harmless, often stale). */
+size_t kmodns_requires_get_unused_import_count(const struct kmodns_requires *requires);
+const char *kmodns_requires_get_unused_import(const struct kmodns_requires *requires, size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

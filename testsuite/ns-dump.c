@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * ns-dump [--relocations] FILE...: what libkmodns reads from each module, in
+ * the .expected format of gen-fixtures (exports sorted by symbol). The tests
+ * diff it against fixtures and real kernels' Module.symvers.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+
+#include "libkmodns.h"
+#include "tool-util.h"
+
+static int export_cmp(const void *a, const void *b)
+{
+	const struct kmodns_export *const *x = a, *const *y = b;
+
+	return strcmp(kmodns_export_get_symbol(*x), kmodns_export_get_symbol(*y));
+}
+
+static int dump(struct kmodns_ctx *ctx, const char *path, unsigned flags)
+{
+	struct kmodns_module *mod;
+	const struct kmodns_export **exports;
+	size_t i, n;
+	int r = kmodns_module_new_from_path(ctx, path, flags, &mod);
+
+	if (r < 0)
+		return r;
+	printf("module %s\n", kmodns_module_get_name(mod));
+	printf("elf %d %s\n", kmodns_module_get_elf_class(mod),
+	       kmodns_module_is_big_endian(mod) ? "be" : "le");
+	printf("compression %s\n", kmodns_compression_to_string(kmodns_module_get_compression(mod)));
+	n = kmodns_module_get_export_count(mod);
+	exports = calloc(n ? n : 1, sizeof(*exports));
+	if (exports == NULL)
+		abort();
+	for (i = 0; i < n; i++)
+		exports[i] = kmodns_module_get_export(mod, i);
+	qsort(exports, n, sizeof(*exports), export_cmp);
+	for (i = 0; i < n; i++) {
+		const char *ns = kmodns_export_get_namespace(exports[i]);
+		printf("export %s %s %s\n", kmodns_export_get_symbol(exports[i]),
+		       kmodns_export_type_to_string(kmodns_export_get_type(exports[i])),
+		       ns[0] ? ns : "-");
+	}
+	free(exports);
+	for (i = 0; i < kmodns_module_get_import_count(mod); i++)
+		printf("import %s\n", kmodns_module_get_import(mod, i));
+	printf("imports_raw %zu\n", kmodns_module_get_import_raw_count(mod));
+	for (i = 0; i < kmodns_module_get_undefined_count(mod); i++) {
+		const struct kmodns_symbol *s = kmodns_module_get_undefined(mod, i);
+		uint32_t crc;
+		printf("undef %s ", kmodns_symbol_get_name(s));
+		if (kmodns_symbol_get_crc(s, &crc))
+			printf("0x%08x", crc);
+		else
+			printf("-");
+		printf(" %s\n", kmodns_symbol_is_weak(s) ? "weak" : "global");
+	}
+	kmodns_module_unref(mod);
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct kmodns_ctx *ctx = kmodns_new();
+	unsigned flags = 0;
+	int i, failed = 0;
+
+	if (argc > 1 && streq(argv[1], "--relocations")) {
+		flags |= KMODNS_MODULE_EXPORTS_BY_RELOCATIONS;
+		argv++, argc--;
+	}
+	kmodns_set_log_fn(ctx, tool_log_kmodns, NULL);
+	for (i = 1; i < argc; i++)
+		if (dump(ctx, argv[i], flags) < 0)
+			failed = 1;
+	kmodns_unref(ctx);
+	return failed;
+}

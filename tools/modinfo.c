@@ -1,0 +1,715 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * modinfo - show information about kernel modules.
+ *
+ * Without --namespaces it is kmod's modinfo, output byte for byte: libkmod
+ * finds the module and reads its .modinfo records and signature. With
+ * --namespaces it reports what libkmodns reads: imported and exported
+ * namespaces, and — when the exports of the kernel are known — the namespaces
+ * the module requires and the imports it is missing.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
+#include <libkmod.h>
+
+#include "libkmodns.h"
+#include "tool-util.h"
+
+static char separator = '\n';
+static const char *field;
+
+static const char options_short[] = "adlpn0mF:k:b:E:Vh";
+enum { OPT_NAMESPACES = 0x100, OPT_JSON };
+static const struct option options[] = {
+	{ "author", no_argument, NULL, 'a' },
+	{ "description", no_argument, NULL, 'd' },
+	{ "license", no_argument, NULL, 'l' },
+	{ "parameters", no_argument, NULL, 'p' },
+	{ "filename", no_argument, NULL, 'n' },
+	{ "null", no_argument, NULL, '0' },
+	{ "modname", no_argument, NULL, 'm' },
+	{ "field", required_argument, NULL, 'F' },
+	{ "set-version", required_argument, NULL, 'k' },
+	{ "basedir", required_argument, NULL, 'b' },
+	{ "namespaces", no_argument, NULL, OPT_NAMESPACES },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "symvers", required_argument, NULL, 'E' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void help(void)
+{
+	printf("Usage:\n"
+	       "\t%s [options] <modulename|filename> [args]\n"
+	       "Options:\n"
+	       "\t-a, --author                Print only 'author'\n"
+	       "\t-d, --description           Print only 'description'\n"
+	       "\t-l, --license               Print only 'license'\n"
+	       "\t-p, --parameters            Print only 'parm'\n"
+	       "\t-n, --filename              Print only 'filename'\n"
+	       "\t-0, --null                  Use \\0 instead of \\n\n"
+	       "\t-m, --modname               Handle argument as module name instead of alias or filename\n"
+	       "\t-F, --field=FIELD           Print only provided FIELD\n"
+	       "\t-k, --set-version=VERSION   Use VERSION instead of `uname -r`\n"
+	       "\t-b, --basedir=DIR           Use DIR as filesystem root for /lib/modules\n"
+	       "\t    --namespaces            Print imported, exported, required and missing namespaces\n"
+	       "\t    --json                  With --namespaces: one JSON object per module\n"
+	       "\t-E, --symvers=FILE          With --namespaces: the kernel's exports from this Module.symvers\n"
+	       "\t-V, --version               Show version\n"
+	       "\t-h, --help                  Show this help\n",
+	       program_invocation_short_name);
+}
+
+/* ---- kmod's output -------------------------------------------------------- */
+
+/* parm and parmtype records merge into one line per parameter. */
+struct param {
+	struct param *next;
+	const char *name, *desc, *type;
+	int namelen, desclen, typelen;
+};
+
+static int param_add(struct param **list, const char *key, const char *value)
+{
+	const char *colon = strchr(value, ':');
+	struct param *p;
+	int namelen;
+
+	if (colon == NULL)
+		return -EINVAL; /* not "name:text": kmod skips it */
+	namelen = (int)(colon - value);
+	for (p = *list; p; p = p->next)
+		if (p->namelen == namelen && strncmp(p->name, value, (size_t)namelen) == 0)
+			break;
+	if (p == NULL) {
+		/* New parameters go first: kmod prints them in reverse order of appearance. */
+		p = calloc(1, sizeof(*p));
+		if (p == NULL)
+			return -ENOMEM;
+		p->name = value;
+		p->namelen = namelen;
+		p->next = *list;
+		*list = p;
+	}
+	if (streq(key, "parm")) {
+		p->desc = colon + 1;
+		p->desclen = (int)strlen(colon + 1);
+	} else {
+		p->type = colon + 1;
+		p->typelen = (int)strlen(colon + 1);
+	}
+	return 0;
+}
+
+static void params_print_and_free(struct param *list, bool print)
+{
+	while (list) {
+		struct param *p = list;
+		list = p->next;
+		if (print && p->desc == NULL)
+			printf("%-16s%.*s:%.*s%c", "parm:", p->namelen, p->name, p->typelen, p->type,
+			       separator);
+		else if (print && p->type != NULL)
+			printf("%-16s%.*s:%.*s (%.*s)%c", "parm:", p->namelen, p->name, p->desclen,
+			       p->desc, p->typelen, p->type, separator);
+		else if (print)
+			printf("%-16s%.*s:%.*s%c", "parm:", p->namelen, p->name, p->desclen, p->desc,
+			       separator);
+		free(p);
+	}
+}
+
+/* `-p`: only parameters, as "name:desc (type)" without the "parm:" key. */
+static void params_print_field(struct kmod_list *info)
+{
+	struct param *list = NULL, *p;
+	struct kmod_list *l;
+
+	kmod_list_foreach(l, info) {
+		const char *key = kmod_module_info_get_key(l);
+		if (streq(key, "parm") || streq(key, "parmtype"))
+			param_add(&list, key, kmod_module_info_get_value(l));
+	}
+	for (p = list; p; p = p->next) {
+		if (p->desc == NULL)
+			printf("%.*s:%.*s%c", p->namelen, p->name, p->typelen, p->type, separator);
+		else if (p->type != NULL)
+			printf("%.*s:%.*s (%.*s)%c", p->namelen, p->name, p->desclen, p->desc,
+			       p->typelen, p->type, separator);
+		else
+			printf("%.*s:%.*s%c", p->namelen, p->name, p->desclen, p->desc, separator);
+	}
+	params_print_and_free(list, false);
+}
+
+static int modinfo_records(struct kmod_module *mod)
+{
+	const char *filename = kmod_module_get_path(mod);
+	struct kmod_list *info = NULL, *l;
+	struct param *params = NULL;
+	bool builtin = filename == NULL;
+	int r;
+
+	if (builtin) {
+		printf("%-16s%s%c", "name:", kmod_module_get_name(mod), separator);
+		filename = "(builtin)";
+	}
+	if (field != NULL && streq(field, "filename")) {
+		printf("%s%c", filename, separator);
+		return 0;
+	}
+	if (field == NULL)
+		printf("%-16s%s%c", "filename:", filename, separator);
+
+	r = kmod_module_get_info(mod, &info);
+	if (r < 0) {
+		/* An old kernel without modules.builtin.modinfo: nothing more to say. */
+		if (builtin && r == -ENOENT)
+			return 0;
+		tool_err("could not get modinfo from '%s': %s", kmod_module_get_name(mod), strerror(-r));
+		return r;
+	}
+	if (field != NULL && streq(field, "parm")) {
+		params_print_field(info);
+		kmod_module_info_free_list(info);
+		return 0;
+	}
+	kmod_list_foreach(l, info) {
+		const char *key = kmod_module_info_get_key(l);
+		const char *value = kmod_module_info_get_value(l);
+		int pad;
+
+		if (field != NULL) {
+			if (streq(field, key))
+				printf("%s%c", value, separator);
+			continue;
+		}
+		if (streq(key, "parm") || streq(key, "parmtype")) {
+			r = param_add(&params, key, value);
+			if (r == -ENOMEM)
+				break;
+			continue;
+		}
+		if (separator == '\0') {
+			printf("%s=%s%c", key, value, separator);
+			continue;
+		}
+		/* Values start at column 16; a longer key is followed by as many spaces as it overflows. */
+		pad = 15 - (int)strlen(key);
+		printf("%s:%*s%s%c", key, pad < 0 ? -pad : pad, "", value, separator);
+	}
+	params_print_and_free(params, r != -ENOMEM);
+	kmod_module_info_free_list(info);
+	return r == -ENOMEM ? r : 0;
+}
+
+/* ---- --namespaces ---------------------------------------------------------- */
+
+/* Where the kernel's exports come from: a Module.symvers, or depmod's output of the tree. */
+struct exporters {
+	struct kmodns_ctx *ns_ctx;
+	struct kmod_ctx *kmod_ctx;
+	struct kmodns_symvers *symvers;
+	bool use_depmod;         /* modules.symbols of the tree, vmlinux unknown */
+	struct kmodns_module **loaded; /* exporting modules read so far */
+	size_t n_loaded, loaded_capacity;
+};
+
+static void exporters_release(struct exporters *ex)
+{
+	size_t i;
+
+	for (i = 0; i < ex->n_loaded; i++)
+		kmodns_module_unref(ex->loaded[i]);
+	free(ex->loaded);
+	kmodns_symvers_unref(ex->symvers);
+}
+
+static const struct kmodns_export *module_find_export(const struct kmodns_module *mod,
+						      const char *symbol)
+{
+	size_t i;
+
+	for (i = 0; i < kmodns_module_get_export_count(mod); i++) {
+		const struct kmodns_export *e = kmodns_module_get_export(mod, i);
+		if (streq(kmodns_export_get_symbol(e), symbol))
+			return e;
+	}
+	return NULL;
+}
+
+/* depmod's modules.symbols names the owner; the owner's file says the namespace. */
+static const struct kmodns_export *depmod_lookup(struct exporters *ex, const char *symbol)
+{
+	_cleanup_free_ char *alias = NULL;
+	struct kmod_list *list = NULL, *l;
+	const struct kmodns_export *found = NULL;
+
+	if (asprintf(&alias, "symbol:%s", symbol) < 0)
+		return NULL;
+	if (kmod_module_new_from_lookup(ex->kmod_ctx, alias, &list) < 0)
+		return NULL;
+	kmod_list_foreach(l, list) {
+		struct kmod_module *km = kmod_module_get_module(l);
+		const char *path = kmod_module_get_path(km);
+		struct kmodns_module *owner = NULL;
+		size_t i;
+
+		for (i = 0; path && i < ex->n_loaded && owner == NULL; i++)
+			if (streq(kmodns_module_get_path(ex->loaded[i]), path))
+				owner = ex->loaded[i];
+		if (owner == NULL && path &&
+		    kmodns_module_new_from_path(ex->ns_ctx, path, 0, &owner) >= 0 &&
+		    array_reserve((void **)&ex->loaded, &ex->loaded_capacity, sizeof(owner),
+				  ex->n_loaded + 1) >= 0)
+			ex->loaded[ex->n_loaded++] = owner;
+		if (owner)
+			found = module_find_export(owner, symbol);
+		kmod_module_unref(km);
+		if (found)
+			break;
+	}
+	kmod_module_unref_list(list);
+	return found;
+}
+
+static const struct kmodns_export *exporters_lookup(void *data, const char *symbol)
+{
+	struct exporters *ex = data;
+
+	if (ex->symvers)
+		return kmodns_symvers_find(ex->symvers, symbol);
+	if (ex->use_depmod)
+		return depmod_lookup(ex, symbol);
+	return NULL;
+}
+
+static bool exporters_known(const struct exporters *ex)
+{
+	return ex->symvers != NULL || ex->use_depmod;
+}
+
+/* -E FILE, else <moduledir>/build/Module.symvers, else the tree's depmod output. */
+static int exporters_open(struct exporters *ex, const char *symvers_path)
+{
+	const char *dir = kmod_get_dirname(ex->kmod_ctx);
+	_cleanup_free_ char *path = NULL;
+	struct stat st;
+
+	if (symvers_path != NULL)
+		return kmodns_symvers_new_from_file(ex->ns_ctx, symvers_path, &ex->symvers);
+	if (asprintf(&path, "%s/build/Module.symvers", dir) < 0)
+		return -ENOMEM;
+	if (stat(path, &st) == 0)
+		return kmodns_symvers_new_from_file(ex->ns_ctx, path, &ex->symvers);
+	free(path);
+	if (asprintf(&path, "%s/modules.symbols.bin", dir) < 0)
+		return -ENOMEM;
+	ex->use_depmod = stat(path, &st) == 0;
+	return 0;
+}
+
+/* The name the kernel knows an exporter by: "vmlinux" or the module's name. */
+static void print_exporter(const struct kmodns_export *exp)
+{
+	const char *owner = kmodns_export_get_owner(exp), *base = strrchr(owner, '/');
+
+	for (base = base ? base + 1 : owner; *base; base++)
+		putchar(*base == '-' ? '_' : *base);
+}
+
+static void json_write_exporter(const struct kmodns_export *exp)
+{
+	const char *owner = kmodns_export_get_owner(exp), *base = strrchr(owner, '/');
+	_cleanup_free_ char *name = strdup(base ? base + 1 : owner);
+	char *p;
+
+	for (p = name; p && *p; p++)
+		if (*p == '-')
+			*p = '_';
+	json_write_string(stdout, name ? name : owner);
+}
+
+/* Export counts per namespace, in first-seen order ("" = plain exports). */
+struct ns_counts {
+	struct strset names;
+	struct { size_t total, gpl; } *counts;
+	size_t capacity;
+};
+
+static int ns_counts_fill(struct ns_counts *c, const struct kmodns_module *mod)
+{
+	size_t i;
+
+	for (i = 0; i < kmodns_module_get_export_count(mod); i++) {
+		const struct kmodns_export *e = kmodns_module_get_export(mod, i);
+		int r = strset_add(&c->names, kmodns_export_get_namespace(e));
+		long k;
+
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			r = array_reserve((void **)&c->counts, &c->capacity, sizeof(*c->counts),
+					  c->names.count);
+			if (r < 0)
+				return r;
+			c->counts[c->names.count - 1].total = c->counts[c->names.count - 1].gpl = 0;
+		}
+		k = strset_find(&c->names, kmodns_export_get_namespace(e));
+		c->counts[k].total++;
+		c->counts[k].gpl += kmodns_export_is_gpl(e);
+	}
+	return 0;
+}
+
+static void report_text(const struct kmodns_module *mod, const struct kmodns_requires *req,
+			const struct exporters *ex)
+{
+	size_t i;
+
+	printf("%-16s%s%c", "filename:", kmodns_module_get_path(mod), separator);
+	printf("%-16s%s%c", "name:", kmodns_module_get_name(mod), separator);
+	for (i = 0; i < kmodns_module_get_import_count(mod); i++)
+		printf("%-16s%s%c", "import_ns:", kmodns_module_get_import(mod, i), separator);
+	{
+		struct ns_counts c = { 0 };
+		if (ns_counts_fill(&c, mod) >= 0)
+			for (i = 0; i < c.names.count; i++)
+				printf("%-16s%s %zu (%zu GPL)%c", "export_ns:",
+				       c.names.items[i][0] ? c.names.items[i] : "-", c.counts[i].total,
+				       c.counts[i].gpl, separator);
+		strset_release(&c.names);
+		free(c.counts);
+	}
+	if (req == NULL) {
+		printf("%-16s%s%c", "require_ns:", "unknown (no Module.symvers; use -E)", separator);
+		return;
+	}
+	for (i = 0; i < kmodns_requires_get_count(req); i++) {
+		const struct kmodns_export *e = kmodns_requires_get_export(req, i);
+		printf("%-16s%s ", "require_ns:", kmodns_requires_get_namespace(req, i));
+		print_exporter(e);
+		printf(" %s%c", kmodns_export_get_symbol(e), separator);
+	}
+	for (i = 0; i < kmodns_requires_get_count(req); i++) {
+		const struct kmodns_export *e = kmodns_requires_get_export(req, i);
+		if (!kmodns_verdict_is_refused(kmodns_requires_get_verdict(req, i)))
+			continue;
+		printf("%-16s%s ", "missing_ns:", kmodns_requires_get_namespace(req, i));
+		print_exporter(e);
+		printf(" %s%c", kmodns_export_get_symbol(e), separator);
+	}
+	if (ex->symvers == NULL && kmodns_requires_get_unresolved_count(req) > 0)
+		printf("%-16s%s%c", "require_ns:",
+		       "unknown for symbols of vmlinux (no Module.symvers; use -E)", separator);
+}
+
+static void report_json(const struct kmodns_module *mod, const struct kmodns_requires *req)
+{
+	size_t i;
+
+	printf("{\"module\":");
+	json_write_string(stdout, kmodns_module_get_name(mod));
+	printf(",\"filename\":");
+	json_write_string(stdout, kmodns_module_get_path(mod));
+	printf(",\"imports\":[");
+	for (i = 0; i < kmodns_module_get_import_count(mod); i++) {
+		if (i)
+			putchar(',');
+		json_write_string(stdout, kmodns_module_get_import(mod, i));
+	}
+	printf("],\"imports_raw\":%zu,\"exports\":[", kmodns_module_get_import_raw_count(mod));
+	for (i = 0; i < kmodns_module_get_export_count(mod); i++) {
+		const struct kmodns_export *e = kmodns_module_get_export(mod, i);
+		printf("%s{\"symbol\":", i ? "," : "");
+		json_write_string(stdout, kmodns_export_get_symbol(e));
+		printf(",\"namespace\":");
+		json_write_string(stdout, kmodns_export_get_namespace(e));
+		printf(",\"gpl\":%s}", kmodns_export_is_gpl(e) ? "true" : "false");
+	}
+	putchar(']');
+	if (req != NULL) {
+		printf(",\"requires\":[");
+		for (i = 0; i < kmodns_requires_get_count(req); i++) {
+			const struct kmodns_export *e = kmodns_requires_get_export(req, i);
+			enum kmodns_verdict v = kmodns_requires_get_verdict(req, i);
+			printf("%s{\"namespace\":", i ? "," : "");
+			json_write_string(stdout, kmodns_requires_get_namespace(req, i));
+			printf(",\"exporter\":");
+			json_write_exporter(e);
+			printf(",\"symbol\":");
+			json_write_string(stdout, kmodns_export_get_symbol(e));
+			printf(",\"imported\":%s,\"allowed\":%s}",
+			       v == KMODNS_ALLOWED_IMPORTED ? "true" : "false",
+			       kmodns_verdict_is_refused(v) ? "false" : "true");
+		}
+		printf("],\"unresolved_symbols\":%zu", kmodns_requires_get_unresolved_count(req));
+	}
+	printf("}\n");
+}
+
+struct ns_options {
+	bool json;
+	struct exporters exporters;
+	struct kmodns_ctx *ctx;
+};
+
+static int modinfo_namespaces_of_file(struct ns_options *o, const char *path)
+{
+	struct kmodns_module *mod = NULL;
+	struct kmodns_requires *req = NULL;
+	int r = kmodns_module_new_from_path(o->ctx, path, 0, &mod);
+
+	if (r < 0)
+		return r;
+	if (exporters_known(&o->exporters)) {
+		r = kmodns_module_get_requires(mod, exporters_lookup, &o->exporters, &req);
+		if (r < 0) {
+			kmodns_module_unref(mod);
+			return r;
+		}
+	}
+	if (o->json)
+		report_json(mod, req);
+	else
+		report_text(mod, req, &o->exporters);
+	kmodns_requires_unref(req);
+	kmodns_module_unref(mod);
+	return 0;
+}
+
+/* A built-in module has no file: its imports are in modules.builtin.modinfo. */
+static int modinfo_namespaces_of_builtin(struct ns_options *o, struct kmod_module *km)
+{
+	struct kmod_list *info = NULL, *l;
+	bool first = true;
+
+	if (kmod_module_get_info(km, &info) < 0)
+		info = NULL;
+	if (o->json) {
+		printf("{\"module\":");
+		json_write_string(stdout, kmod_module_get_name(km));
+		printf(",\"filename\":\"(builtin)\",\"imports\":[");
+	} else {
+		printf("%-16s%s%c", "name:", kmod_module_get_name(km), separator);
+		printf("%-16s%s%c", "filename:", "(builtin)", separator);
+	}
+	kmod_list_foreach(l, info) {
+		if (!streq(kmod_module_info_get_key(l), "import_ns"))
+			continue;
+		if (o->json) {
+			printf("%s", first ? "" : ",");
+			json_write_string(stdout, kmod_module_info_get_value(l));
+		} else {
+			printf("%-16s%s%c", "import_ns:", kmod_module_info_get_value(l), separator);
+		}
+		first = false;
+	}
+	if (o->json)
+		printf("]}\n");
+	kmod_module_info_free_list(info);
+	return 0;
+}
+
+static int modinfo_one(struct ns_options *o, struct kmod_module *km)
+{
+	const char *path;
+
+	if (o == NULL)
+		return modinfo_records(km);
+	path = kmod_module_get_path(km);
+	return path ? modinfo_namespaces_of_file(o, path) : modinfo_namespaces_of_builtin(o, km);
+}
+
+/* ---- finding the modules ------------------------------------------------------ */
+
+static bool is_module_filename(const char *name)
+{
+	static const char *const suffixes[] = { ".ko", ".ko.xz", ".ko.zst", ".ko.gz" };
+	size_t len = strlen(name), i;
+	struct stat st;
+
+	if (stat(name, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(suffixes); i++) {
+		size_t sl = strlen(suffixes[i]);
+		if (len >= sl && streq(name + len - sl, suffixes[i]))
+			return true;
+	}
+	return false;
+}
+
+static int modinfo_path(struct kmod_ctx *ctx, struct ns_options *o, const char *path)
+{
+	struct kmod_module *km;
+	int r;
+
+	/* --namespaces reads the file itself, so its own error names what is wrong. */
+	if (o != NULL)
+		return modinfo_namespaces_of_file(o, path);
+	r = kmod_module_new_from_path(ctx, path, &km);
+	if (r < 0) {
+		tool_err("Module file %s not found.", path);
+		return r;
+	}
+	r = modinfo_one(o, km);
+	kmod_module_unref(km);
+	return r;
+}
+
+static int modinfo_lookup(struct kmod_ctx *ctx, struct ns_options *o, const char *name,
+			  bool by_modname)
+{
+	struct kmod_list *list = NULL, *l;
+	int r = kmod_module_new_from_lookup(ctx, name, &list), found = 0;
+
+	if (r < 0) {
+		tool_err("Module alias %s not found.", name);
+		return r;
+	}
+	kmod_list_foreach(l, list) {
+		struct kmod_module *km = kmod_module_get_module(l);
+		/* -m: only the module of that name, not whatever an alias names. */
+		if (by_modname) {
+			const char *n = kmod_module_get_name(km);
+			size_t i;
+			bool same = strlen(n) == strlen(name);
+			for (i = 0; same && name[i]; i++)
+				same = n[i] == name[i] || ((n[i] == '_' || n[i] == '-') &&
+							   (name[i] == '_' || name[i] == '-'));
+			if (!same) {
+				kmod_module_unref(km);
+				continue;
+			}
+		}
+		found++;
+		r = modinfo_one(o, km);
+		kmod_module_unref(km);
+		if (r < 0)
+			break;
+	}
+	kmod_module_unref_list(list);
+	if (found == 0) {
+		if (by_modname)
+			tool_err("Module name %s not found.", name);
+		else
+			tool_err("Module %s not found.", name);
+		return -ENOENT;
+	}
+	return r;
+}
+
+int main(int argc, char *argv[])
+{
+	const char *root = NULL, *kversion = NULL, *symvers_path = NULL;
+	static const char *null_config = NULL;
+	bool by_modname = false, namespaces = false, json = false;
+	char dirname_buf[PATH_MAX];
+	const char *dirname = NULL;
+	struct ns_options nso = { 0 };
+	struct kmod_ctx *ctx;
+	int c, i, err = 0;
+
+	while ((c = getopt_long(argc, argv, options_short, options, NULL)) != -1) {
+		switch (c) {
+		case 'a': field = "author"; break;
+		case 'd': field = "description"; break;
+		case 'l': field = "license"; break;
+		case 'p': field = "parm"; break;
+		case 'n': field = "filename"; break;
+		case '0': separator = '\0'; break;
+		case 'm': by_modname = true; break;
+		case 'F': field = optarg; break;
+		case 'k': kversion = optarg; break;
+		case 'b': root = optarg; break;
+		case 'E': symvers_path = optarg; break;
+		case OPT_NAMESPACES: namespaces = true; break;
+		case OPT_JSON: json = true; break;
+		case 'h':
+			help();
+			return EXIT_SUCCESS;
+		case 'V':
+			printf("kmodns version %s\n", PACKAGE_VERSION);
+			return EXIT_SUCCESS;
+		case '?':
+			return EXIT_FAILURE;
+		default:
+			tool_err("unexpected getopt_long() value '%c'.", c);
+			return EXIT_FAILURE;
+		}
+	}
+	if (optind >= argc) {
+		tool_err("missing module or filename.");
+		return EXIT_FAILURE;
+	}
+	if ((json || symvers_path) && !namespaces) {
+		tool_err("--json and --symvers go with --namespaces.");
+		return EXIT_FAILURE;
+	}
+
+	if (root != NULL || kversion != NULL) {
+		struct utsname u;
+		if (kversion == NULL) {
+			if (uname(&u) < 0) {
+				tool_err("uname() failed: %m");
+				return EXIT_FAILURE;
+			}
+			kversion = u.release;
+		}
+		snprintf(dirname_buf, sizeof(dirname_buf), "%s/lib/modules/%s", root ? root : "",
+			 kversion);
+		dirname = dirname_buf;
+	}
+	/* Like kmod's modinfo: no modprobe.d configuration, only the indexes of the tree. */
+	ctx = kmod_new(dirname, &null_config);
+	if (ctx == NULL) {
+		tool_err("kmod_new() failed!");
+		return EXIT_FAILURE;
+	}
+
+	if (namespaces) {
+		nso.json = json;
+		nso.ctx = kmodns_new();
+		if (nso.ctx == NULL) {
+			kmod_unref(ctx);
+			return EXIT_FAILURE;
+		}
+		kmodns_set_log_fn(nso.ctx, tool_log_kmodns, NULL);
+		nso.exporters.ns_ctx = nso.ctx;
+		nso.exporters.kmod_ctx = ctx;
+		if (exporters_open(&nso.exporters, symvers_path) < 0) {
+			kmodns_unref(nso.ctx);
+			kmod_unref(ctx);
+			return EXIT_FAILURE;
+		}
+	}
+
+	for (i = optind; i < argc; i++) {
+		const char *name = argv[i];
+		struct ns_options *o = namespaces ? &nso : NULL;
+		int r;
+
+		if (by_modname)
+			r = modinfo_lookup(ctx, o, name, true);
+		else if (is_module_filename(name))
+			r = modinfo_path(ctx, o, name);
+		else
+			r = modinfo_lookup(ctx, o, name, false);
+		if (r < 0)
+			err = r;
+	}
+
+	if (namespaces) {
+		exporters_release(&nso.exporters);
+		kmodns_unref(nso.ctx);
+	}
+	kmod_unref(ctx);
+	return err >= 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

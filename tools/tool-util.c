@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <syslog.h>
+
+#include "tool-util.h"
+
+static void tool_vlog(const char *level, const char *fmt, va_list args)
+{
+	fprintf(stderr, "%s: %s: ", program_invocation_short_name, level);
+	vfprintf(stderr, fmt, args);
+	fputc('\n', stderr);
+}
+
+void tool_err(const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	tool_vlog("ERROR", fmt, args);
+	va_end(args);
+}
+
+void tool_warn(const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	tool_vlog("WARNING", fmt, args);
+	va_end(args);
+}
+
+void tool_log_kmodns(void *data, int priority, const char *file, int line, const char *fn,
+		     const char *format, va_list args)
+{
+	tool_vlog(priority <= LOG_ERR ? "ERROR" : priority == LOG_WARNING ? "WARNING" : "INFO",
+		  format, args);
+}
+
+void json_write_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}

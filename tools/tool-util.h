@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What every kmodns tool does alike: messages in kmod's voice, JSON strings. */
+#pragma once
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "libkmodns-util.h"
+
+/* "<tool>: ERROR: ...", "<tool>: WARNING: ..." on stderr, like kmod's tools. */
+_printf_(1, 2) void tool_err(const char *fmt, ...);
+_printf_(1, 2) void tool_warn(const char *fmt, ...);
+
+/* A kmodns_log_fn that prints library messages as tool errors. */
+void tool_log_kmodns(void *data, int priority, const char *file, int line, const char *fn,
+		     const char *format, va_list args);
+
+/* Writes s as a JSON string literal, quotes included. */
+void json_write_string(FILE *out, const char *s);
