@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
 
 #include "libkmodns-private.h"
@@ -24,6 +25,7 @@ static const struct {
 #define N_KSYMTABS ARRAY_SIZE(ksymtab_sections)
 
 struct section {
+	const char *name;
 	size_t index;
 	GElf_Shdr shdr;
 	Elf_Data *data; /* NULL until loaded */
@@ -41,6 +43,7 @@ struct reader {
 	struct kmodns_ctx *ctx;
 	const char *label;
 	Elf *elf;
+	size_t image_size;
 	size_t shstrndx, n_sections;
 	struct section symtab, strings, kflagstab, modinfo, versions, knsimport;
 	struct section ext_crcs, ext_names;
@@ -138,28 +141,34 @@ static const char *section_string(struct reader *rd, struct section *sec, uint64
 	if (section_load(rd, sec) < 0)
 		return NULL;
 	if (offset >= sec->data->d_size) {
-		corrupt(rd, "string offset out of range");
+		ERR(rd->ctx, "%s: corrupt module: string offset %#" PRIx64 " out of range in %s",
+		    rd->label, offset, sec->name ? sec->name : "a section");
 		return NULL;
 	}
 	base = (const char *)sec->data->d_buf + offset;
 	end = memchr(base, '\0', sec->data->d_size - offset);
 	if (end == NULL) {
-		corrupt(rd, "unterminated string");
+		ERR(rd->ctx, "%s: corrupt module: unterminated string in %s", rd->label,
+		    sec->name ? sec->name : "a section");
 		return NULL;
 	}
 	return base;
 }
 
-static uint64_t read_word(const struct reader *rd, const unsigned char *p, size_t size)
+/* An integer of size bytes in the file's byte order. */
+static uint64_t read_field(const unsigned char *p, size_t size, bool big_endian)
 {
 	uint64_t v = 0;
 	size_t i;
 
-	for (i = 0; i < size; i++) {
-		size_t k = rd->mod->big_endian ? i : size - 1 - i;
-		v = (v << 8) | p[k];
-	}
+	for (i = 0; i < size; i++)
+		v = (v << 8) | p[big_endian ? i : size - 1 - i];
 	return v;
+}
+
+static uint64_t read_word(const struct reader *rd, const unsigned char *p, size_t size)
+{
+	return read_field(p, size, rd->mod->big_endian);
 }
 
 /* Step 1: the section table, by name. */
@@ -183,6 +192,15 @@ static int read_sections(struct reader *rd)
 		name = elf_strptr(rd->elf, rd->shstrndx, sec.shdr.sh_name);
 		if (name == NULL)
 			return elf_failed(rd, "section name");
+		/* A truncated file loses data here before anything else notices. */
+		if (sec.shdr.sh_type != SHT_NOBITS &&
+		    (sec.shdr.sh_offset > rd->image_size ||
+		     rd->image_size - sec.shdr.sh_offset < sec.shdr.sh_size)) {
+			ERR(rd->ctx, "%s: corrupt module: section %s extends past the end of the file",
+			    rd->label, name);
+			return -EBADMSG;
+		}
+		sec.name = name;
 		if (sec.shdr.sh_type == SHT_REL || sec.shdr.sh_type == SHT_RELA) {
 			if (sec.shdr.sh_info < rd->n_sections)
 				rd->relocs_for[sec.shdr.sh_info] = sec.index;
@@ -453,6 +471,7 @@ static int reloc_target_string(struct reader *rd, const struct reloc *rl, const 
 	scn = elf_getscn(rd->elf, target.index);
 	if (scn == NULL || gelf_getshdr(scn, &target.shdr) == NULL)
 		return elf_failed(rd, "relocation target section");
+	target.name = elf_strptr(rd->elf, rd->shstrndx, target.shdr.sh_name);
 	*s = section_string(rd, &target, sym.st_value + (uint64_t)rl->addend);
 	return *s ? 0 : -EBADMSG;
 }
@@ -607,7 +626,11 @@ static int knsimport_cmp(const void *a, const void *b, void *map)
 	return x < y ? -1 : x > y;
 }
 
-/* Step 5: the RFC's imports, one __knsimport_NS symbol per entry, in section order. */
+/*
+ * Step 5: the RFC's imports: __knsimport is an array of pointers to namespace
+ * strings, read through its relocations (one per entry, duplicates counted);
+ * without relocations, the __knsimport_NS symbols name them in section order.
+ */
 static int read_knsimport(struct reader *rd)
 {
 	struct symbol_map *map = &rd->knsimport_syms;
@@ -618,10 +641,8 @@ static int read_knsimport(struct reader *rd)
 
 	if (rd->knsimport.index == 0)
 		return 0;
-	if (map->names.count == 0) {
-		/* No symbols left: the entries are pointers, read through their relocations. */
-		size_t field = rd->mod->elf_class == 64 ? 8 : 4;
-		r = read_relocs(rd, &rd->knsimport, field, &relocs, &n);
+	if (rd->relocs_for[rd->knsimport.index] != 0) {
+		r = read_relocs(rd, &rd->knsimport, rd->mod->elf_class == 64 ? 8 : 4, &relocs, &n);
 		for (i = 0; r >= 0 && i < n; i++) {
 			const char *ns;
 			r = reloc_target_string(rd, &relocs[i], &ns);
@@ -630,7 +651,7 @@ static int read_knsimport(struct reader *rd)
 		}
 		return r;
 	}
-	order = malloc(map->names.count * sizeof(*order));
+	order = malloc((map->names.count ? map->names.count : 1) * sizeof(*order));
 	if (order == NULL)
 		return -ENOMEM;
 	for (i = 0; i < map->names.count; i++)
@@ -700,34 +721,70 @@ static int read_versions(struct reader *rd)
 	return 0;
 }
 
+int kmodns_elf_check_header(struct kmodns_ctx *ctx, const char *label, const char *data, size_t size)
+{
+	const unsigned char *id = (const unsigned char *)data;
+	bool is64, big;
+	uint64_t shoff;
+	unsigned type, shentsize, shnum, shstrndx;
+
+	if (size < EI_NIDENT || memcmp(data, ELFMAG, SELFMAG) != 0) {
+		ERR(ctx, "%s: not an ELF file", label);
+		return -ENOEXEC;
+	}
+	if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64) {
+		ERR(ctx, "%s: unknown ELF class %u", label, id[EI_CLASS]);
+		return -ENOEXEC;
+	}
+	if (id[EI_DATA] != ELFDATA2LSB && id[EI_DATA] != ELFDATA2MSB) {
+		ERR(ctx, "%s: unknown ELF byte order %u", label, id[EI_DATA]);
+		return -ENOEXEC;
+	}
+	is64 = id[EI_CLASS] == ELFCLASS64;
+	big = id[EI_DATA] == ELFDATA2MSB;
+	if (size < (is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr))) {
+		ERR(ctx, "%s: corrupt module: truncated ELF header", label);
+		return -EBADMSG;
+	}
+	/* Fields by the ELF specification's offsets: libelf needs the whole file to decode them. */
+	type = (unsigned)read_field(id + 16, 2, big);
+	shoff = read_field(id + (is64 ? 40 : 32), is64 ? 8 : 4, big);
+	shentsize = (unsigned)read_field(id + (is64 ? 58 : 46), 2, big);
+	shnum = (unsigned)read_field(id + (is64 ? 60 : 48), 2, big);
+	shstrndx = (unsigned)read_field(id + (is64 ? 62 : 50), 2, big);
+	if (type != ET_REL) {
+		ERR(ctx, "%s: not a kernel module (ELF type %u, not relocatable)", label, type);
+		return -ENOEXEC;
+	}
+	if (shoff == 0 || shnum == 0 || shstrndx >= shnum ||
+	    shentsize != (is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr))) {
+		ERR(ctx, "%s: corrupt module: bad section header table in the ELF header", label);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
 int kmodns_elf_read(struct kmodns_module *mod, struct kmodns_image *image, unsigned flags)
 {
-	struct reader rd = { .mod = mod, .ctx = mod->ctx, .label = mod->path };
+	struct reader rd = { .mod = mod, .ctx = mod->ctx, .label = mod->path, .image_size = image->size };
 	GElf_Ehdr ehdr;
 	int r;
 
 	elf_version(EV_CURRENT);
-	if (image->size < EI_NIDENT || memcmp(image->data, ELFMAG, SELFMAG) != 0) {
-		ERR(mod->ctx, "%s: not an ELF file%s", rd.label,
-		    mod->compression != KMODNS_COMPRESSION_NONE ? " after decompression" : "");
-		return -ENOEXEC;
-	}
-	if (image->data[EI_CLASS] != ELFCLASS32 && image->data[EI_CLASS] != ELFCLASS64) {
-		ERR(mod->ctx, "%s: unknown ELF class %u", rd.label, (unsigned char)image->data[EI_CLASS]);
-		return -ENOEXEC;
-	}
-	if (image->data[EI_DATA] != ELFDATA2LSB && image->data[EI_DATA] != ELFDATA2MSB) {
-		ERR(mod->ctx, "%s: unknown ELF byte order %u", rd.label, (unsigned char)image->data[EI_DATA]);
-		return -ENOEXEC;
-	}
+	r = kmodns_elf_check_header(mod->ctx, rd.label, image->data, image->size);
+	if (r < 0)
+		return r;
 	rd.elf = elf_memory(image->data, image->size);
 	if (rd.elf == NULL || elf_kind(rd.elf) != ELF_K_ELF || gelf_getehdr(rd.elf, &ehdr) == NULL) {
 		r = elf_failed(&rd, "ELF header");
 		goto out;
 	}
-	if (ehdr.e_type != ET_REL) {
-		ERR(mod->ctx, "%s: not a kernel module (ELF type %u, not relocatable)", rd.label, ehdr.e_type);
-		r = -ENOEXEC;
+	/* libelf takes a section header table cut short by truncation as a smaller one:
+	 * compare with the count the header promises. */
+	if (ehdr.e_shoff > image->size || (image->size - ehdr.e_shoff) / ehdr.e_shentsize < ehdr.e_shnum) {
+		ERR(mod->ctx, "%s: corrupt module: section header table missing or past the end of the file",
+		    rd.label);
+		r = -EBADMSG;
 		goto out;
 	}
 	mod->elf_class = gelf_getclass(rd.elf) == ELFCLASS64 ? 64 : 32;

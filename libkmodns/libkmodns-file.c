@@ -42,21 +42,27 @@ static enum kmodns_compression detect_compression(const unsigned char *data, siz
 	return KMODNS_COMPRESSION_NONE;
 }
 
-/* Output grows by doubling, from a guess of 4x the input. */
+/* Output grows by doubling, from a guess of 4x the input, up to limit. */
 struct outbuf {
 	char *data;
-	size_t size, capacity;
+	size_t size, capacity, limit;
 };
+
+/* The caller asked for only the first limit bytes, and has them. */
+static bool outbuf_full(const struct outbuf *out)
+{
+	return out->limit != MAX_MODULE_SIZE && out->size >= out->limit;
+}
 
 static int outbuf_grow(struct outbuf *out, size_t hint)
 {
 	size_t cap = out->capacity ? out->capacity * 2 : (hint < 65536 ? 65536 : hint);
 	char *p;
 
-	if (out->capacity >= MAX_MODULE_SIZE)
+	if (out->capacity >= out->limit)
 		return -EFBIG;
-	if (cap > MAX_MODULE_SIZE)
-		cap = MAX_MODULE_SIZE;
+	if (cap > out->limit)
+		cap = out->limit;
 	p = realloc(out->data, cap);
 	if (p == NULL)
 		return -ENOMEM;
@@ -79,6 +85,8 @@ static int decompress_xz(struct kmodns_ctx *ctx, const char *label, const unsign
 	strm.next_in = in;
 	strm.avail_in = in_size;
 	for (;;) {
+		if (outbuf_full(out))
+			break;
 		if (out->size == out->capacity && (r = outbuf_grow(out, in_size * 4)) < 0)
 			break;
 		strm.next_out = (uint8_t *)out->data + out->size;
@@ -118,6 +126,8 @@ static int decompress_zstd(struct kmodns_ctx *ctx, const char *label, const unsi
 	}
 	for (;;) {
 		ZSTD_outBuffer ob;
+		if (outbuf_full(out))
+			break;
 		if (out->size == out->capacity && (r = outbuf_grow(out, in_size * 4)) < 0)
 			break;
 		ob = (ZSTD_outBuffer){ out->data, out->capacity, out->size };
@@ -158,6 +168,8 @@ static int decompress_gzip(struct kmodns_ctx *ctx, const char *label, const unsi
 	zs.avail_in = in_size > UINT_MAX ? UINT_MAX : (unsigned)in_size;
 	for (;;) {
 		size_t room;
+		if (outbuf_full(out))
+			break;
 		if (out->size == out->capacity && (r = outbuf_grow(out, in_size * 4)) < 0)
 			break;
 		room = out->capacity - out->size;
@@ -184,10 +196,10 @@ static int decompress_gzip(struct kmodns_ctx *ctx, const char *label, const unsi
 }
 
 int kmodns_image_load(struct kmodns_ctx *ctx, const char *path, const void *in, size_t in_size,
-		      const char *label, struct kmodns_image *image)
+		      const char *label, size_t limit, struct kmodns_image *image)
 {
 	_cleanup_free_ char *raw = NULL;
-	struct outbuf out = { 0 };
+	struct outbuf out = { .limit = limit ? limit : MAX_MODULE_SIZE };
 	int r;
 
 	if (path != NULL) {

@@ -82,7 +82,7 @@ static int module_new(struct kmodns_ctx *ctx, const char *path, const void *data
 		r = -ENOMEM;
 		goto fail;
 	}
-	r = kmodns_image_load(ctx, data ? NULL : path, data, size, path, &image);
+	r = kmodns_image_load(ctx, data ? NULL : path, data, size, path, 0, &image);
 	if (r < 0)
 		goto fail;
 	mod->compression = image.compression;
@@ -124,6 +124,18 @@ KMODNS_EXPORT int kmodns_module_new_from_memory(struct kmodns_ctx *ctx, const vo
 	/* A non-NULL pointer marks "from memory" even for an empty image. */
 	return module_new(ctx, name_hint ? name_hint : "(memory)", data ? data : &empty, size,
 			  flags, mod);
+}
+
+KMODNS_EXPORT int kmodns_file_check_header(struct kmodns_ctx *ctx, const char *path)
+{
+	struct kmodns_image image = { 0 };
+	/* The ELF header is all we look at: decompress no more than the largest one. */
+	int r = kmodns_image_load(ctx, path, NULL, 0, path, 64, &image);
+
+	if (r >= 0)
+		r = kmodns_elf_check_header(ctx, path, image.data, image.size);
+	free(image.data);
+	return r;
 }
 
 KMODNS_EXPORT struct kmodns_module *kmodns_module_ref(struct kmodns_module *mod)

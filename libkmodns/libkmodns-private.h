@@ -68,9 +68,12 @@ struct kmodns_image {
 	enum kmodns_compression compression;
 };
 
-/* Reads path (or takes in/in_size when path is NULL) and decompresses by magic. */
+/* Reads path (or takes in/in_size when path is NULL) and decompresses by magic;
+ * limit > 0 stops after that many decompressed bytes. */
 int kmodns_image_load(struct kmodns_ctx *ctx, const char *path, const void *in, size_t in_size,
-		      const char *label, struct kmodns_image *image);
+		      const char *label, size_t limit, struct kmodns_image *image);
+/* Checks what a reader trusts before the section table: ident, type, header table fields. */
+int kmodns_elf_check_header(struct kmodns_ctx *ctx, const char *label, const char *data, size_t size);
 
 /* Fills mod's ELF facts, exports, imports and undefined symbols from image. */
 int kmodns_elf_read(struct kmodns_module *mod, struct kmodns_image *image, unsigned flags);

@@ -87,6 +87,12 @@ int kmodns_module_new_from_path(struct kmodns_ctx *ctx, const char *path, unsign
 int kmodns_module_new_from_memory(struct kmodns_ctx *ctx, const void *data, size_t size,
 				  const char *name_hint, unsigned flags,
 				  struct kmodns_module **mod);
+/*
+ * Checks only the ELF header of a module file (decompressing its first bytes):
+ * cheap, for callers about to hand the file to a reader that trusts it
+ * (libkmod 30 aborts on an out-of-range section name index).
+ */
+int kmodns_file_check_header(struct kmodns_ctx *ctx, const char *path);
 struct kmodns_module *kmodns_module_ref(struct kmodns_module *mod);
 struct kmodns_module *kmodns_module_unref(struct kmodns_module *mod);
 

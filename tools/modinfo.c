@@ -22,6 +22,8 @@
 
 static char separator = '\n';
 static const char *field;
+/* libkmodns, for namespaces and for checking files before libkmod reads them. */
+static struct kmodns_ctx *ns_ctx;
 
 static const char options_short[] = "adlpn0mF:k:b:E:Vh";
 enum { OPT_NAMESPACES = 0x100, OPT_JSON };
@@ -168,6 +170,9 @@ static int modinfo_records(struct kmod_module *mod)
 	if (field == NULL)
 		printf("%-16s%s%c", "filename:", filename, separator);
 
+	/* libkmod 30 trusts the ELF header (it asserts on a bad one): look first. */
+	if (!builtin && (r = kmodns_file_check_header(ns_ctx, filename)) < 0)
+		return r;
 	r = kmod_module_get_info(mod, &info);
 	if (r < 0) {
 		/* An old kernel without modules.builtin.modinfo: nothing more to say. */
@@ -458,14 +463,13 @@ static void report_json(const struct kmodns_module *mod, const struct kmodns_req
 struct ns_options {
 	bool json;
 	struct exporters exporters;
-	struct kmodns_ctx *ctx;
 };
 
 static int modinfo_namespaces_of_file(struct ns_options *o, const char *path)
 {
 	struct kmodns_module *mod = NULL;
 	struct kmodns_requires *req = NULL;
-	int r = kmodns_module_new_from_path(o->ctx, path, 0, &mod);
+	int r = kmodns_module_new_from_path(ns_ctx, path, 0, &mod);
 
 	if (r < 0)
 		return r;
@@ -669,23 +673,20 @@ int main(int argc, char *argv[])
 	}
 	/* Like kmod's modinfo: no modprobe.d configuration, only the indexes of the tree. */
 	ctx = kmod_new(dirname, &null_config);
-	if (ctx == NULL) {
+	ns_ctx = kmodns_new();
+	if (ctx == NULL || ns_ctx == NULL) {
 		tool_err("kmod_new() failed!");
+		kmod_unref(ctx);
 		return EXIT_FAILURE;
 	}
+	kmodns_set_log_fn(ns_ctx, tool_log_kmodns, NULL);
 
 	if (namespaces) {
 		nso.json = json;
-		nso.ctx = kmodns_new();
-		if (nso.ctx == NULL) {
-			kmod_unref(ctx);
-			return EXIT_FAILURE;
-		}
-		kmodns_set_log_fn(nso.ctx, tool_log_kmodns, NULL);
-		nso.exporters.ns_ctx = nso.ctx;
+		nso.exporters.ns_ctx = ns_ctx;
 		nso.exporters.kmod_ctx = ctx;
 		if (exporters_open(&nso.exporters, symvers_path) < 0) {
-			kmodns_unref(nso.ctx);
+			kmodns_unref(ns_ctx);
 			kmod_unref(ctx);
 			return EXIT_FAILURE;
 		}
@@ -706,10 +707,9 @@ int main(int argc, char *argv[])
 			err = r;
 	}
 
-	if (namespaces) {
+	if (namespaces)
 		exporters_release(&nso.exporters);
-		kmodns_unref(nso.ctx);
-	}
+	kmodns_unref(ns_ctx);
 	kmod_unref(ctx);
 	return err >= 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

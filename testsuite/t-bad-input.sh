@@ -1,0 +1,104 @@
+#!/bin/bash
+# Bad input: every damaged module gets one clear line naming the file and exit 1 from
+# `modinfo --namespaces` (our reader); kmod's path (plain modinfo) must not crash either.
+. "$(dirname "$0")/lib.sh"
+T=$(tmpdir); trap 'chmod -R u+rwX "$T"; rm -rf "$T"' EXIT
+"$B/testsuite/gen-fixtures" "$T/fx" >/dev/null || { fail "gen-fixtures failed"; exit 1; }
+
+# expect_error NAME FILE [ARGS...]: exit 1, exactly one stderr line, naming FILE, nothing on stdout.
+expect_error() {
+	local name=$1 file=$2 rc lines; shift 2
+	$W "$B/tools/modinfo" --namespaces "$@" "$file" >"$T/out" 2>"$T/err"; rc=$?
+	lines=$(wc -l <"$T/err")
+	if [ $rc -eq 1 ] && [ "$lines" -eq 1 ] && grep -qF -- "$file" "$T/err" && [ ! -s "$T/out" ]; then
+		pass "$name"
+	else
+		fail "$name: exit $rc, $lines stderr lines: $(head -c 300 "$T/err" | tr '\n' '|')"
+		return
+	fi
+	# kmod's own reading of the same file: any clean exit, never a crash or a sanitizer report.
+	$W "$B/tools/modinfo" "$file" >/dev/null 2>"$T/err2"; rc=$?
+	if [ $rc -ge 2 ] || grep -qE 'Sanitizer|runtime error' "$T/err2"; then
+		fail "$name-kmod-path: exit $rc $(head -c 200 "$T/err2")"
+	fi
+}
+
+# Truncations at many offsets of 64/32-bit, both byte orders, stripped (relocation method).
+for base in v6.12.ko i386.ko ppc64.ko stripped.ko v7.2.ko; do
+	f=$T/fx/$base size=$(stat -c %s "$f") step=$((size / 25)) bad=0 total=0
+	for off in 1 4 16 52 64 $(seq $step $step $((size - 1))) $((size - 1)); do
+		head -c "$off" "$f" >"$T/trunc.ko"
+		total=$((total + 1))
+		out=$(expect_error "x" "$T/trunc.ko")
+		case $out in PASS*) ;; *) bad=$((bad + 1)); echo "truncated $base at $off: $out";; esac
+	done
+	if [ $bad -eq 0 ]; then pass "truncated-$base ($total offsets)"; else fail "truncated-$base: $bad of $total offsets"; fi
+done
+
+# Damaged headers, tables and strings.
+for base in v6.12.ko i386.ko ppc64.ko; do
+	for kind in shoff-huge shnum-huge shstrndx-bad class-bad data-bad type-exec symtab-link symbol-name kstrtabns-offset; do
+		"$B/testsuite/mutate" "$T/fx/$base" "$T/$kind.ko" $kind || { fail "mutate $kind $base"; continue; }
+		expect_error "$kind-$base" "$T/$kind.ko"
+	done
+	for sec in __ksymtab_strings .symtab .strtab .modinfo __ksymtab_gpl; do
+		for kind in section-offset section-size section-name; do
+			"$B/testsuite/mutate" "$T/fx/$base" "$T/$kind.ko" $kind $sec || { fail "mutate $kind $sec"; continue; }
+			expect_error "$kind-$sec-$base" "$T/$kind.ko"
+		done
+	done
+	# Strings without their NUL: namespace strings, .modinfo records.
+	for sec in __ksymtab_strings .modinfo; do
+		"$B/testsuite/mutate" "$T/fx/$base" "$T/unterminated.ko" fill-A $sec
+		expect_error "unterminated-$sec-$base" "$T/unterminated.ko"
+	done
+done
+"$B/testsuite/mutate" "$T/fx/stripped.ko" "$T/reloc.ko" reloc-symbol .rela__ksymtab_gpl &&
+	expect_error "relocation-symbol-out-of-range" "$T/reloc.ko"
+"$B/testsuite/mutate" "$T/fx/stripped-rel.ko" "$T/reloc32.ko" reloc-symbol .rel__ksymtab_gpl &&
+	expect_error "relocation-symbol-out-of-range-rel" "$T/reloc32.ko"
+
+# Compression: garbage after each magic, truncated streams, a stream that is not ELF.
+printf '\xfd7zXZ\x00garbage garbage garbage' >"$T/garbage-xz.ko.xz"
+printf '\x28\xb5\x2f\xfdgarbage garbage garbage' >"$T/garbage-zst.ko.zst"
+printf '\x1f\x8bgarbage garbage garbage' >"$T/garbage-gz.ko.gz"
+for f in garbage-xz.ko.xz garbage-zst.ko.zst garbage-gz.ko.gz; do expect_error "$f" "$T/$f"; done
+for f in v6.12-xz.ko.xz v6.12-zst.ko.zst v6.12-gz.ko.gz; do
+	size=$(stat -c %s "$T/fx/$f")
+	for off in 20 $((size / 2)) $((size - 5)); do
+		head -c "$off" "$T/fx/$f" >"$T/trunc-$f"
+		expect_error "truncated-$f-at-$off" "$T/trunc-$f"
+	done
+done
+echo "not a module" | xz >"$T/text.ko.xz"
+expect_error "xz-of-text" "$T/text.ko.xz"
+printf 'not an elf file at all' >"$T/text.ko"
+expect_error "not-elf" "$T/text.ko"
+
+# Files that are not files.
+: >"$T/empty.ko"
+expect_error "empty-file" "$T/empty.ko"
+mkdir "$T/dir.ko"
+expect_error "directory" "$T/dir.ko"
+expect_error "missing-file" "$T/nonexistent.ko"
+cp "$T/fx/v6.12.ko" "$T/unreadable.ko"; chmod 000 "$T/unreadable.ko"
+if [ "$(id -u)" -eq 0 ]; then
+	# root reads anything: drop to nobody for this one
+	chmod 755 "$T"
+	if setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+		W="setpriv --reuid=65534 --regid=65534 --clear-groups $W" expect_error "unreadable-file" "$T/unreadable.ko"
+	else
+		skip "unreadable-file: running as root and setpriv cannot drop privileges"
+	fi
+else
+	expect_error "unreadable-file" "$T/unreadable.ko"
+fi
+
+# A malformed Module.symvers: the error names the file and the line.
+printf '0x1\tgood\tvmlinux\tEXPORT_SYMBOL\t\n0x2\tbad line\n' >"$T/Module.symvers"
+$W "$B/tools/modinfo" --namespaces -E "$T/Module.symvers" "$T/fx/v6.12.ko" >"$T/out" 2>"$T/err"; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -qF "$T/Module.symvers:2: malformed line" "$T/err"; then
+	pass "malformed-symvers-line"
+else
+	fail "malformed-symvers-line: exit $rc: $(cat "$T/err")"
+fi
