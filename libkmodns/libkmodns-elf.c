@@ -485,9 +485,10 @@ static bool reloc_targets_strings(struct reader *rd, const struct reloc *rl)
 }
 
 /*
- * Is `entry` a plausible entry size for this table? Every entry must have
- * a value relocation at 0 and a name relocation at `field` pointing into
- * __ksymtab_strings; with three fields, a present namespace relocation too.
+ * Is `entry` a plausible entry size for this table? Every entry must have a
+ * value relocation at 0 and a name relocation at `field` pointing into
+ * __ksymtab_strings. A wrong guess puts some entry's "name" on a value, which
+ * points to code or data, so at most one of 2 and 3 fields fits.
  */
 static bool entry_size_fits(struct reader *rd, const struct reloc *relocs, size_t n,
 			    uint64_t size, uint64_t entry, uint64_t field)
@@ -497,11 +498,8 @@ static bool entry_size_fits(struct reader *rd, const struct reloc *relocs, size_
 	if (entry == 0 || size % entry != 0)
 		return false;
 	for (k = 0; k < size; k += entry) {
-		const struct reloc *name = reloc_at(relocs, n, k + field), *ns;
+		const struct reloc *name = reloc_at(relocs, n, k + field);
 		if (reloc_at(relocs, n, k) == NULL || name == NULL || !reloc_targets_strings(rd, name))
-			return false;
-		if (entry == 3 * field && (ns = reloc_at(relocs, n, k + 2 * field)) != NULL &&
-		    !reloc_targets_strings(rd, ns))
 			return false;
 	}
 	return true;

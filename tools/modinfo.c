@@ -411,6 +411,8 @@ static void report_text(const struct kmodns_module *mod, const struct kmodns_req
 		print_exporter(e);
 		printf(" %s%c", kmodns_export_get_symbol(e), separator);
 	}
+	for (i = 0; i < kmodns_requires_get_unused_import_count(req); i++)
+		printf("%-16s%s%c", "unused_ns:", kmodns_requires_get_unused_import(req, i), separator);
 	if (ex->symvers == NULL && kmodns_requires_get_unresolved_count(req) > 0)
 		printf("%-16s%s%c", "require_ns:",
 		       "unknown for symbols of vmlinux (no Module.symvers; use -E)", separator);
@@ -454,6 +456,12 @@ static void report_json(const struct kmodns_module *mod, const struct kmodns_req
 			printf(",\"imported\":%s,\"allowed\":%s}",
 			       v == KMODNS_ALLOWED_IMPORTED ? "true" : "false",
 			       kmodns_verdict_is_refused(v) ? "false" : "true");
+		}
+		printf("],\"unused_imports\":[");
+		for (i = 0; i < kmodns_requires_get_unused_import_count(req); i++) {
+			if (i)
+				putchar(',');
+			json_write_string(stdout, kmodns_requires_get_unused_import(req, i));
 		}
 		printf("],\"unresolved_symbols\":%zu", kmodns_requires_get_unresolved_count(req));
 	}
