@@ -1,0 +1,1318 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * gen-fixtures OUTDIR - writes synthetic kernel modules (ELF ET_REL) covering every on-disk era
+ * of symbol namespaces, each with NAME.expected: what a correct reader must find in it.
+ *
+ * One table (fixtures[]) describes every module; one generic writer turns an entry into an
+ * in-memory object (sections, symbols, relocations), libelf lays it out, and the .expected text
+ * is written from the table entry itself, never by reading the file back.
+ * See ../shared/docs/namespaces-on-disk.md for the eras.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <lzma.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- what a fixture is ------------------------------------------------------------------- */
+
+/* The on-disk forms, oldest first (comparisons like era >= ERA_5_5 rely on the order). */
+enum era {
+	ERA_RFC,     /* 2018 RFC: __ksymtab_<sym>.<NS>, imports in section __knsimport */
+	ERA_5_4_RC1, /* __ksymtab_<sym>.<NS>, __kstrtab_ns_<sym> */
+	ERA_5_4_RC3, /* __ksymtab_<NS>.<sym>, __kstrtabns_<sym> */
+	ERA_5_4,     /* __ksymtab_<sym>; __kstrtabns_<sym> only for namespaced exports */
+	ERA_5_5,     /* 5.5 - 7.0: every export has __kstrtabns_<sym> ("" = none) */
+	ERA_7_1,     /* one __ksymtab plus __kflagstab (bit 0 = GPL-only), __flags_<sym> */
+};
+
+/* Export types, in the order of enum kmodns_export_type. */
+enum kind { K_SYMBOL, K_GPL, K_GPL_FUTURE, K_UNUSED, K_UNUSED_GPL, K_COUNT };
+static const char *const kind_name[K_COUNT] = {
+	"EXPORT_SYMBOL", "EXPORT_SYMBOL_GPL", "EXPORT_SYMBOL_GPL_FUTURE",
+	"EXPORT_UNUSED_SYMBOL", "EXPORT_UNUSED_SYMBOL_GPL",
+};
+static const char *const kind_section[K_COUNT] = {
+	"__ksymtab", "__ksymtab_gpl", "__ksymtab_gpl_future",
+	"__ksymtab_unused", "__ksymtab_unused_gpl",
+};
+/* With MODVERSIONS each __ksymtab* has a parallel array of 4-byte CRCs. */
+static const char *const kind_crc_section[K_COUNT] = {
+	"__kcrctab", "__kcrctab_gpl", "__kcrctab_gpl_future",
+	"__kcrctab_unused", "__kcrctab_unused_gpl",
+};
+
+enum compression { COMP_NONE, COMP_XZ, COMP_ZSTD, COMP_GZIP };
+static const char *const compression_name[] = { "none", "xz", "zstd", "gzip" };
+
+struct arch {
+	unsigned char elfclass, data; /* ELFCLASS32/64, ELFDATA2LSB/MSB */
+	unsigned machine, e_flags;
+	bool rela;                    /* addends in .rela sections, else in the section data */
+	bool prel32;                  /* 12-byte kernel_symbol of 32-bit offsets, else 3 pointers */
+	unsigned field_reloc;         /* relocation of one kernel_symbol field */
+	unsigned ptr_reloc;           /* relocation of a plain pointer */
+	unsigned char ret[4];         /* a return instruction, to give .text believable bytes */
+	unsigned ret_len;
+};
+
+static const struct arch arch_x86_64 = {
+	ELFCLASS64, ELFDATA2LSB, EM_X86_64, 0, true, true,
+	R_X86_64_PC32, R_X86_64_64, { 0xc3 }, 1,
+};
+/* x86-64 before PREL32 (4.19), when the RFC was written: kernel_symbol is three pointers. */
+static const struct arch arch_x86_64_abs = {
+	ELFCLASS64, ELFDATA2LSB, EM_X86_64, 0, true, false,
+	R_X86_64_64, R_X86_64_64, { 0xc3 }, 1,
+};
+static const struct arch arch_i386 = {
+	ELFCLASS32, ELFDATA2LSB, EM_386, 0, false, true,
+	R_386_PC32, R_386_32, { 0xc3 }, 1,
+};
+/* Big-endian ppc64 is ELFv1 (e_flags 1); blr. */
+static const struct arch arch_ppc64 = {
+	ELFCLASS64, ELFDATA2MSB, EM_PPC64, 1, true, false,
+	R_PPC64_ADDR64, R_PPC64_ADDR64, { 0x4e, 0x80, 0x00, 0x20 }, 4,
+};
+/* bx lr, stored big-endian as in a BE32 object. */
+static const struct arch arch_armeb = {
+	ELFCLASS32, ELFDATA2MSB, EM_ARM, EF_ARM_EABI_VER5, false, false,
+	R_ARM_ABS32, R_ARM_ABS32, { 0xe1, 0x2f, 0xff, 0x1e }, 4,
+};
+
+struct export {
+	const char *sym;
+	enum kind kind;
+	const char *ns; /* NULL = no namespace */
+	uint32_t crc;   /* 0, or its CRC: __kcrctab and Module.symvers (sample tree only) */
+};
+
+enum undef_flags {
+	U_WEAK = 1 << 0,  /* STB_WEAK */
+	U_NOCRC = 1 << 1, /* left out of __versions */
+	U_NOSYM = 1 << 2, /* only a __versions entry (like module_layout), no symbol */
+};
+
+struct undef {
+	const char *sym;
+	uint32_t crc;
+	unsigned flags;
+};
+
+struct fixture {
+	const char *file;     /* path under OUTDIR; NAME.expected goes beside it */
+	const char *name;     /* .modinfo name= and .gnu.linkonce.this_module */
+	const char *vermagic;
+	enum era era;
+	const struct arch *arch;
+	enum compression compression;
+	bool stripped;        /* no __ksymtab_*, __kstrtab*, __flags_* symbols: relocations only */
+	bool versions;        /* write __versions */
+	bool signature;       /* append a fake PKCS#7 module signature */
+	const struct export *exports;     /* { NULL }-terminated, in section order */
+	const struct undef *undefs;       /* { NULL }-terminated, in symbol-table order */
+	const char *const *modinfo;       /* records between license= and name=; NULL-terminated */
+	const char *const *knsimport;     /* RFC imports, in section order; NULL-terminated */
+};
+
+#define EXPORTS(...) ((const struct export[]){ __VA_ARGS__, { NULL, 0, NULL, 0 } })
+#define NO_EXPORTS ((const struct export[]){ { NULL, 0, NULL, 0 } })
+#define UNDEFS(...) ((const struct undef[]){ __VA_ARGS__, { NULL, 0, 0 } })
+#define STRINGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* ---- the fixtures ------------------------------------------------------------------------ */
+
+static const struct export v6_12_exports[] = {
+	{ "v612_open", K_GPL, "USB_STORAGE", 0 },
+	{ "v612_close", K_SYMBOL, "xhci", 0 },
+	{ "v612_restricted", K_GPL, "module:usb-storage,ums_*", 0 },
+	{ "v612_plain", K_SYMBOL, NULL, 0 },
+	{ "v612_gpl_plain", K_GPL, NULL, 0 },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct undef v6_12_undefs[] = {
+	{ "usb_stor_probe1", 0x5a1d2c3e, 0 },
+	{ "pwm_apply_might_sleep", 0x0c0ffee1, 0 },
+	{ "xhci_dbg_trace", 0x7e57ab1e, U_WEAK },
+	{ "usb_stor_disconnect", 0, U_NOCRC },
+	{ NULL, 0, 0 },
+};
+/* Imports interleaved with other records: raw PWM, USB_STORAGE, PWM, PWM. */
+static const char *const v6_12_modinfo[] = {
+	"description=6.12-era namespaced exports",
+	"import_ns=PWM",
+	"alias=usb:v1234p5678d*dc*dsc*dp*ic*isc*ip*in*",
+	"import_ns=USB_STORAGE",
+	"import_ns=PWM",
+	"author=kmodns testsuite",
+	"import_ns=PWM",
+	NULL,
+};
+/* v6.12 under another file and module name: compressed, signed copies. */
+#define V6_12_LIKE(file_, name_, ...)                                                          \
+	{ .file = file_, .name = name_, .vermagic = "6.12.0 SMP mod_unload modversions ",      \
+	  .era = ERA_5_5, .arch = &arch_x86_64, .versions = true, .exports = v6_12_exports,    \
+	  .undefs = v6_12_undefs, .modinfo = v6_12_modinfo, __VA_ARGS__ }
+
+/* The sample tree for the README: one kernel, a provider, a user and a broken user. */
+#define SAMPLE_MODDIR "sample/lib/modules/6.12.0-sample"
+#define SAMPLE_KDIR SAMPLE_MODDIR "/kernel/"
+#define SAMPLE_VERMAGIC "6.12.0-sample SMP preempt mod_unload modversions "
+#define CRC_PRINTK 0x1f2e3d4cu
+#define CRC_KFREE 0x2b3c4d5eu
+#define CRC_DMA_BUF_GET 0x3c4d5e6fu
+#define CRC_SAMPLE_CORE_REGISTER 0x4d5e6f70u
+#define CRC_SAMPLE_CORE_VERSION 0x5e6f7081u
+
+/* vmlinux rows of the sample Module.symvers. */
+static const struct export sample_vmlinux_exports[] = {
+	{ "_printk", K_SYMBOL, NULL, CRC_PRINTK },
+	{ "kfree", K_SYMBOL, NULL, CRC_KFREE },
+	{ "kmalloc_trace", K_SYMBOL, NULL, 0x6f708192u },
+	{ "dma_buf_get", K_GPL, "DMA_BUF", CRC_DMA_BUF_GET },
+	{ "dma_buf_put", K_GPL, "DMA_BUF", 0x708192a3u },
+	{ "device_initialize", K_GPL, NULL, 0x8192a3b4u },
+	{ NULL, K_SYMBOL, NULL, 0 },
+};
+
+static const struct fixture fixtures[] = {
+	{ .file = "rfc.ko", .name = "rfc", .vermagic = "4.18.0 SMP mod_unload ",
+	  .era = ERA_RFC, .arch = &arch_x86_64_abs,
+	  .exports = EXPORTS({ "rfc_probe", K_SYMBOL, "USB_STORAGE", 0 },
+			     { "rfc_remove", K_GPL, "USB_STORAGE", 0 },
+			     { "rfc_reset", K_GPL, NULL, 0 },
+			     { "rfc_legacy", K_SYMBOL, NULL, 0 }),
+	  .undefs = UNDEFS({ "usb_register_driver", 0, 0 }, { "scsi_add_host_with_dma", 0, 0 },
+			   { "kfree", 0, 0 }),
+	  .modinfo = STRINGS("description=RFC-era namespaced exports"),
+	  .knsimport = STRINGS("USB_COMMON", "SCSI", "USB_COMMON") },
+
+	{ .file = "v5.4-rc1.ko", .name = "v5_4_rc1", .vermagic = "5.4.0-rc1 SMP mod_unload ",
+	  .era = ERA_5_4_RC1, .arch = &arch_x86_64,
+	  .exports = EXPORTS({ "rc1_attach", K_GPL, "USB_STORAGE", 0 },
+			     { "rc1_detach", K_SYMBOL, "USB_STORAGE", 0 },
+			     { "rc1_plain", K_SYMBOL, NULL, 0 },
+			     { "rc1_gpl_plain", K_GPL, NULL, 0 },
+			     { "rc1_debug", K_GPL, "USB_STORAGE_DEBUG", 0 }),
+	  .undefs = UNDEFS({ "usb_register_driver", 0, 0 }, { "crypto_alloc_base", 0, 0 },
+			   { "_printk", 0, 0 }),
+	  .modinfo = STRINGS("import_ns=CRYPTO_INTERNAL", "import_ns=USB_COMMON") },
+
+	{ .file = "v5.4-rc3.ko", .name = "v5_4_rc3", .vermagic = "5.4.0-rc3 SMP mod_unload ",
+	  .era = ERA_5_4_RC3, .arch = &arch_x86_64,
+	  .exports = EXPORTS({ "rc3_attach", K_GPL, "USB_STORAGE", 0 },
+			     { "rc3_plain", K_SYMBOL, NULL, 0 },
+			     { "rc3_detach", K_SYMBOL, "SCSI_CORE", 0 },
+			     { "rc3_gpl_plain", K_GPL, NULL, 0 }),
+	  .undefs = UNDEFS({ "dma_buf_get", 0, 0 }, { "kfree", 0, 0 }),
+	  .modinfo = STRINGS("import_ns=DMA_BUF") },
+
+	{ .file = "v5.4.ko", .name = "v5_4", .vermagic = "5.4.0 SMP mod_unload ",
+	  .era = ERA_5_4, .arch = &arch_x86_64,
+	  .exports = EXPORTS({ "v54_plain", K_SYMBOL, NULL, 0 },
+			     { "v54_open", K_GPL, "USB_STORAGE", 0 },
+			     { "v54_gpl_plain", K_GPL, NULL, 0 },
+			     { "v54_close", K_SYMBOL, "USB_STORAGE", 0 }),
+	  .undefs = UNDEFS({ "usb_stor_probe1", 0, 0 }, { "usb_stor_probe2", 0, 0 },
+			   { "_printk", 0, 0 }),
+	  .modinfo = STRINGS("import_ns=USB_STORAGE", "description=5.4-era exports",
+			     "import_ns=USB_STORAGE") },
+
+	{ .file = "v5.10.ko", .name = "v5_10", .vermagic = "5.10.0 SMP mod_unload modversions ",
+	  .era = ERA_5_5, .arch = &arch_x86_64, .versions = true,
+	  .exports = EXPORTS({ "v510_open", K_GPL, "USB_STORAGE", 0 },
+			     { "v510_plain", K_SYMBOL, NULL, 0 },
+			     { "v510_close", K_SYMBOL, "USB_STORAGE", 0 },
+			     { "v510_old", K_UNUSED, NULL, 0 },
+			     { "v510_old_gpl", K_UNUSED_GPL, NULL, 0 },
+			     { "v510_future", K_GPL_FUTURE, NULL, 0 }),
+	  /* 5.10's __versions starts with module_layout, which is no undefined symbol. */
+	  .undefs = UNDEFS({ "module_layout", 0x2f5e9c10, U_NOSYM },
+			   { "usb_stor_probe1", 0x11223344, 0 },
+			   { "scsi_add_host_with_dma", 0x55667788, 0 },
+			   { "usb_stor_disconnect", 0, U_NOCRC }),
+	  .modinfo = STRINGS("import_ns=USB_STORAGE") },
+
+	V6_12_LIKE("v6.12.ko", "v6_12"),
+
+	{ .file = "v7.2.ko", .name = "v7_2", .vermagic = "7.2.0 SMP preempt mod_unload ",
+	  .era = ERA_7_1, .arch = &arch_x86_64,
+	  .exports = EXPORTS({ "v72_open", K_GPL, "USB_STORAGE", 0 },
+			     { "v72_plain", K_SYMBOL, NULL, 0 },
+			     { "v72_for_modules", K_GPL, "module:foo,bar-*", 0 },
+			     { "v72_buf", K_SYMBOL, "DMA_BUF", 0 },
+			     { "v72_gpl_plain", K_GPL, NULL, 0 }),
+	  .undefs = UNDEFS({ "dma_buf_get", 0, 0 }, { "usb_stor_probe1", 0, 0 },
+			   { "kfree", 0, U_WEAK }),
+	  .modinfo = STRINGS("import_ns=DMA_BUF", "import_ns=USB_STORAGE") },
+
+	{ .file = "i386.ko", .name = "i386",
+	  .vermagic = "6.1.0 SMP preempt mod_unload modversions 686 ",
+	  .era = ERA_5_5, .arch = &arch_i386, .versions = true,
+	  .exports = EXPORTS({ "i386_open", K_GPL, "USB_STORAGE", 0 },
+			     { "i386_plain", K_SYMBOL, NULL, 0 },
+			     { "i386_close", K_SYMBOL, "xhci", 0 },
+			     { "i386_gpl_plain", K_GPL, NULL, 0 }),
+	  .undefs = UNDEFS({ "usb_stor_probe1", 0x89abcdef, 0 }, { "kfree", 0x01234567, 0 },
+			   { "pwm_get", 0, U_NOCRC | U_WEAK }),
+	  .modinfo = STRINGS("import_ns=USB_STORAGE", "import_ns=PWM") },
+
+	{ .file = "ppc64.ko", .name = "ppc64", .vermagic = "6.12.0 SMP mod_unload modversions ",
+	  .era = ERA_5_5, .arch = &arch_ppc64, .versions = true,
+	  .exports = EXPORTS({ "ppc64_open", K_GPL, "USB_STORAGE", 0 },
+			     { "ppc64_plain", K_SYMBOL, NULL, 0 },
+			     { "ppc64_close", K_SYMBOL, "USB_STORAGE", 0 },
+			     { "ppc64_gpl_plain", K_GPL, NULL, 0 }),
+	  .undefs = UNDEFS({ "usb_stor_probe1", 0xdeadbeef, 0 }, { "kfree", 0x00c0ffee, 0 },
+			   { "of_find_node_by_name", 0, U_NOCRC }),
+	  .modinfo = STRINGS("import_ns=USB_STORAGE") },
+
+	{ .file = "armeb.ko", .name = "armeb",
+	  .vermagic = "6.12.0 SMP mod_unload modversions ARMv7 p2v8 ",
+	  .era = ERA_5_5, .arch = &arch_armeb, .versions = true,
+	  .exports = EXPORTS({ "armeb_open", K_GPL, "USB_STORAGE", 0 },
+			     { "armeb_plain", K_SYMBOL, NULL, 0 },
+			     { "armeb_close", K_SYMBOL, "USB_STORAGE", 0 },
+			     { "armeb_gpl_plain", K_GPL, NULL, 0 }),
+	  .undefs = UNDEFS({ "usb_stor_probe1", 0xa1b2c3d4, 0 }, { "kfree", 0x0a0b0c0d, 0 },
+			   { "dma_buf_put", 0x10203040, U_WEAK }),
+	  .modinfo = STRINGS("import_ns=USB_STORAGE", "import_ns=DMA_BUF") },
+
+	{ .file = "stripped.ko", .name = "stripped",
+	  .vermagic = "6.12.0 SMP mod_unload modversions ",
+	  .era = ERA_5_5, .arch = &arch_x86_64, .stripped = true, .versions = true,
+	  .exports = EXPORTS({ "stripped_open", K_GPL, "USB_STORAGE", 0 },
+			     { "stripped_plain", K_SYMBOL, NULL, 0 },
+			     { "stripped_close", K_SYMBOL, "xhci", 0 },
+			     { "stripped_gpl_plain", K_GPL, NULL, 0 }),
+	  .undefs = UNDEFS({ "usb_stor_probe1", 0x13579bdf, 0 }, { "kfree", 0x2468ace0, 0 }),
+	  .modinfo = STRINGS("import_ns=USB_STORAGE") },
+
+	{ .file = "stripped-rel.ko", .name = "stripped_rel",
+	  .vermagic = "6.1.0 SMP preempt mod_unload 686 ",
+	  .era = ERA_5_5, .arch = &arch_i386, .stripped = true,
+	  .exports = EXPORTS({ "srel_open", K_GPL, "USB_STORAGE", 0 },
+			     { "srel_plain", K_SYMBOL, NULL, 0 },
+			     { "srel_close", K_SYMBOL, "USB_STORAGE", 0 }),
+	  .undefs = UNDEFS({ "usb_stor_probe1", 0, 0 }, { "kfree", 0, 0 }),
+	  .modinfo = STRINGS("import_ns=USB_STORAGE") },
+
+	{ .file = "stripped-v7.ko", .name = "stripped_v7",
+	  .vermagic = "7.2.0 SMP preempt mod_unload ",
+	  .era = ERA_7_1, .arch = &arch_x86_64, .stripped = true,
+	  .exports = EXPORTS({ "sv7_open", K_GPL, "USB_STORAGE", 0 },
+			     { "sv7_plain", K_SYMBOL, NULL, 0 },
+			     { "sv7_for_modules", K_GPL, "module:foo,bar-*", 0 },
+			     { "sv7_buf", K_SYMBOL, "DMA_BUF", 0 }),
+	  .undefs = UNDEFS({ "dma_buf_get", 0, 0 }, { "kfree", 0, 0 }),
+	  .modinfo = STRINGS("import_ns=DMA_BUF") },
+
+	V6_12_LIKE("v6.12-xz.ko.xz", "v6_12_xz", .compression = COMP_XZ),
+	V6_12_LIKE("v6.12-zst.ko.zst", "v6_12_zst", .compression = COMP_ZSTD),
+	V6_12_LIKE("v6.12-gz.ko.gz", "v6_12_gz", .compression = COMP_GZIP),
+	/* xz bytes under a .ko name: a reader must go by magic. */
+	V6_12_LIKE("misnamed.ko", "misnamed", .compression = COMP_XZ),
+	V6_12_LIKE("signed.ko", "signed", .signature = true),
+
+	{ .file = SAMPLE_KDIR "drivers/sample/sample_core.ko", .name = "sample_core",
+	  .vermagic = SAMPLE_VERMAGIC, .era = ERA_5_5, .arch = &arch_x86_64, .versions = true,
+	  .exports = EXPORTS({ "sample_core_register", K_GPL, "SAMPLE_CORE",
+			       CRC_SAMPLE_CORE_REGISTER },
+			     { "sample_core_unregister", K_GPL, "SAMPLE_CORE", 0x6f7081a2u },
+			     { "sample_core_version", K_SYMBOL, NULL, CRC_SAMPLE_CORE_VERSION }),
+	  .undefs = UNDEFS({ "_printk", CRC_PRINTK, 0 }, { "kfree", CRC_KFREE, 0 }),
+	  .modinfo = STRINGS("description=sample namespace provider", "depends=") },
+
+	{ .file = SAMPLE_KDIR "drivers/sample/sample_user.ko", .name = "sample_user",
+	  .vermagic = SAMPLE_VERMAGIC, .era = ERA_5_5, .arch = &arch_x86_64, .versions = true,
+	  .exports = NO_EXPORTS,
+	  .undefs = UNDEFS({ "sample_core_register", CRC_SAMPLE_CORE_REGISTER, 0 },
+			   { "sample_core_version", CRC_SAMPLE_CORE_VERSION, 0 },
+			   { "dma_buf_get", CRC_DMA_BUF_GET, 0 },
+			   { "_printk", CRC_PRINTK, 0 }),
+	  .modinfo = STRINGS("description=sample namespace user", "import_ns=SAMPLE_CORE",
+			     "import_ns=DMA_BUF", "depends=sample_core") },
+
+	/* Uses a SAMPLE_CORE symbol without importing SAMPLE_CORE; imports one it never uses. */
+	{ .file = SAMPLE_KDIR "drivers/sample/sample_bad.ko", .name = "sample_bad",
+	  .vermagic = SAMPLE_VERMAGIC, .era = ERA_5_5, .arch = &arch_x86_64, .versions = true,
+	  .exports = NO_EXPORTS,
+	  .undefs = UNDEFS({ "sample_core_register", CRC_SAMPLE_CORE_REGISTER, 0 },
+			   { "_printk", CRC_PRINTK, 0 }),
+	  .modinfo = STRINGS("description=sample module missing an import",
+			     "import_ns=UNUSED_NS", "depends=sample_core") },
+};
+
+/* ---- small helpers ----------------------------------------------------------------------- */
+
+__attribute__((noreturn, format(printf, 1, 2))) static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("gen-fixtures: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(EXIT_FAILURE);
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+static void *xrealloc(void *p, size_t size)
+{
+	p = realloc(p, size);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+__attribute__((format(printf, 1, 2))) static char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		die("out of memory");
+	return s;
+}
+
+/* A growable byte buffer: section contents, string tables, whole files. */
+struct buf {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+static void buf_reserve(struct buf *b, size_t n)
+{
+	if (b->len + n <= b->cap)
+		return;
+	b->cap = b->cap ? b->cap : 64;
+	while (b->cap < b->len + n)
+		b->cap *= 2;
+	b->p = xrealloc(b->p, b->cap);
+}
+
+/* Appends n bytes (zeros when data is NULL) and returns their offset. */
+static size_t buf_add(struct buf *b, const void *data, size_t n)
+{
+	size_t at = b->len;
+
+	buf_reserve(b, n);
+	if (data)
+		memcpy(b->p + at, data, n);
+	else
+		memset(b->p + at, 0, n);
+	b->len += n;
+	return at;
+}
+
+static size_t buf_str(struct buf *b, const char *s)
+{
+	return buf_add(b, s, strlen(s) + 1);
+}
+
+static void buf_free(struct buf *b)
+{
+	free(b->p);
+	*b = (struct buf){ NULL, 0, 0 };
+}
+
+/* Stores v in width bytes in the file's byte order. */
+static void put_uint(unsigned char *p, uint64_t v, unsigned width, bool big_endian)
+{
+	for (unsigned i = 0; i < width; i++)
+		p[big_endian ? width - 1 - i : i] = (unsigned char)(v >> (8 * i));
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	const unsigned char *p = data;
+
+	if (fd < 0)
+		die("%s: %s", path, strerror(errno));
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			die("%s: %s", path, strerror(errno));
+		p += n;
+		len -= (size_t)n;
+	}
+	if (close(fd) < 0)
+		die("%s: %s", path, strerror(errno));
+}
+
+/* Closes a file written with stdio, dying on any write error. */
+static void close_file(FILE *f, const char *path)
+{
+	bool failed = ferror(f);
+
+	if (fclose(f) || failed)
+		die("%s: write error", path);
+}
+
+/* Creates every missing directory leading to the file at path. */
+static void make_parents(const char *path)
+{
+	char *dir = xasprintf("%s", path);
+
+	for (char *slash = strchr(dir + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			die("%s: %s", dir, strerror(errno));
+		*slash = '/';
+	}
+	free(dir);
+}
+
+/* ---- the object model: sections, symbols, relocations before layout --------------------- */
+
+#define MAX_SECTIONS 24
+
+struct section {
+	const char *name;
+	unsigned type;
+	uint64_t flags, align, entsize;
+	struct buf data;
+	size_t sym; /* its STT_SECTION symbol, 0 until one is needed */
+};
+
+struct symbol {
+	char *name; /* owned; "" for the null and section symbols */
+	uint64_t value, size;
+	unsigned char bind, type;
+	int sec;    /* index in obj.sections, -1 = SHN_UNDEF */
+};
+
+struct reloc {
+	int sec; /* the section it patches */
+	uint64_t offset;
+	size_t sym;
+	unsigned type;
+	uint64_t addend;
+};
+
+struct obj {
+	const struct arch *arch;
+	struct section sections[MAX_SECTIONS];
+	int n_sections;
+	struct symbol *syms;
+	size_t n_syms;
+	struct reloc *relocs;
+	size_t n_relocs;
+};
+
+static int add_section(struct obj *o, const char *name, unsigned type, uint64_t flags,
+		       uint64_t align, uint64_t entsize)
+{
+	struct section *s;
+
+	if (o->n_sections == MAX_SECTIONS)
+		die("too many sections");
+	s = &o->sections[o->n_sections];
+	*s = (struct section){ name, type, flags, align, entsize, { NULL, 0, 0 }, 0 };
+	return o->n_sections++;
+}
+
+/* Takes ownership of name; returns the symbol's index in the model (not the final one). */
+static size_t add_symbol(struct obj *o, char *name, unsigned char bind, unsigned char type,
+			 int sec, uint64_t value, uint64_t size)
+{
+	o->syms = xrealloc(o->syms, (o->n_syms + 1) * sizeof(*o->syms));
+	o->syms[o->n_syms] = (struct symbol){ name, value, size, bind, type, sec };
+	return o->n_syms++;
+}
+
+static size_t section_symbol(struct obj *o, int sec)
+{
+	if (!o->sections[sec].sym)
+		o->sections[sec].sym = add_symbol(o, xasprintf("%s", ""), STB_LOCAL, STT_SECTION,
+						  sec, 0, 0);
+	return o->sections[sec].sym;
+}
+
+static void add_reloc(struct obj *o, int sec, uint64_t offset, size_t sym, unsigned type,
+		      uint64_t addend)
+{
+	o->relocs = xrealloc(o->relocs, (o->n_relocs + 1) * sizeof(*o->relocs));
+	o->relocs[o->n_relocs++] = (struct reloc){ sec, offset, sym, type, addend };
+}
+
+/* Points the width-byte field at sec+at to sym + addend, as the assembler would. */
+static void put_field(struct obj *o, int sec, uint64_t at, unsigned width, size_t sym,
+		      uint64_t addend, unsigned type)
+{
+	if (o->arch->rela) {
+		add_reloc(o, sec, at, sym, type, addend);
+		return;
+	}
+	/* REL: the addend lives in the patched bytes. */
+	put_uint(o->sections[sec].data.p + at, addend, width, o->arch->data == ELFDATA2MSB);
+	add_reloc(o, sec, at, sym, type, 0);
+}
+
+static void obj_free(struct obj *o)
+{
+	for (int i = 0; i < o->n_sections; i++)
+		buf_free(&o->sections[i].data);
+	for (size_t i = 0; i < o->n_syms; i++)
+		free(o->syms[i].name);
+	free(o->syms);
+	free(o->relocs);
+}
+
+/* ---- building one module from its table entry -------------------------------------------- */
+
+/* Section indexes of the module being built; -1 = absent. */
+struct layout {
+	int text, strings, rodata, flagstab, knsimport, ksymtab[K_COUNT], kcrctab[K_COUNT];
+};
+
+static unsigned ptr_size(const struct arch *a)
+{
+	return a->elfclass == ELFCLASS64 ? 8 : 4;
+}
+
+static unsigned field_width(const struct arch *a)
+{
+	return a->prel32 ? 4 : ptr_size(a);
+}
+
+/* 7.1 put every export in __ksymtab; before, the export type chose the section. */
+static enum kind section_kind(const struct fixture *fx, enum kind kind)
+{
+	return fx->era == ERA_7_1 ? K_SYMBOL : kind;
+}
+
+/* Since 5.5 the strings are asm labels (NOTYPE) in an "aMS" section; before, C arrays (OBJECT)
+ * in a plain "a" section. */
+static bool asm_strings(const struct fixture *fx)
+{
+	return fx->era >= ERA_5_5;
+}
+
+/* 5.4 and older write no namespace string for an export without namespace. */
+static bool has_ns_string(const struct fixture *fx, const struct export *e)
+{
+	return e->ns || fx->era >= ERA_5_5;
+}
+
+static char *entry_symbol_name(const struct fixture *fx, const struct export *e)
+{
+	if (e->ns && (fx->era == ERA_RFC || fx->era == ERA_5_4_RC1))
+		return xasprintf("__ksymtab_%s.%s", e->sym, e->ns);
+	if (e->ns && fx->era == ERA_5_4_RC3)
+		return xasprintf("__ksymtab_%s.%s", e->ns, e->sym);
+	return xasprintf("__ksymtab_%s", e->sym);
+}
+
+static char *name_symbol_name(const struct fixture *fx, const struct export *e)
+{
+	if (e->ns && fx->era == ERA_RFC)
+		return xasprintf("__kstrtab_%s__%s", e->sym, e->ns);
+	return xasprintf("__kstrtab_%s", e->sym);
+}
+
+/* NULL where the era names no namespace string (the RFC's is an anonymous literal). */
+static char *ns_symbol_name(const struct fixture *fx, const struct export *e)
+{
+	if (fx->era == ERA_RFC)
+		return NULL;
+	if (fx->era == ERA_5_4_RC1)
+		return xasprintf("__kstrtab_ns_%s", e->sym);
+	return xasprintf("__kstrtabns_%s", e->sym);
+}
+
+/* One function per export, plus init_module: global FUNCs in .text. */
+static void emit_text(struct obj *o, const struct fixture *fx, const struct layout *l,
+		      size_t *funcs)
+{
+	const struct arch *a = fx->arch;
+	const size_t fn_size = 16;
+	struct buf *text = &o->sections[l->text].data;
+	size_t at;
+
+	section_symbol(o, l->text);
+	for (size_t i = 0; fx->exports[i].sym; i++) {
+		at = buf_add(text, NULL, fn_size);
+		memcpy(text->p + at, a->ret, a->ret_len);
+		funcs[i] = add_symbol(o, xasprintf("%s", fx->exports[i].sym), STB_GLOBAL,
+				      STT_FUNC, l->text, at, fn_size);
+	}
+	at = buf_add(text, NULL, fn_size);
+	memcpy(text->p + at, a->ret, a->ret_len);
+	add_symbol(o, xasprintf("init_module"), STB_GLOBAL, STT_FUNC, l->text, at, fn_size);
+}
+
+/* A string field: through the string's own symbol where the assembler keeps one, else the
+ * section symbol + offset. */
+static void put_string_ref(struct obj *o, int sec, uint64_t at, size_t strsym, int strsec,
+			   uint64_t stroff)
+{
+	unsigned width = field_width(o->arch);
+
+	if (strsym)
+		put_field(o, sec, at, width, strsym, 0, o->arch->field_reloc);
+	else
+		put_field(o, sec, at, width, section_symbol(o, strsec), stroff,
+			  o->arch->field_reloc);
+}
+
+/* One struct kernel_symbol {value, name, namespace}, its strings and its local symbols. */
+static void emit_export(struct obj *o, const struct fixture *fx, const struct layout *l,
+			const struct export *e, size_t func)
+{
+	unsigned width = field_width(fx->arch);
+	enum kind slot = section_kind(fx, e->kind);
+	int sec = l->ksymtab[slot], crc_sec = l->kcrctab[slot];
+	int ns_sec = fx->era == ERA_RFC ? l->rodata : l->strings;
+	uint64_t at = buf_add(&o->sections[sec].data, NULL, 3 * width);
+	uint64_t name_off = buf_str(&o->sections[l->strings].data, e->sym);
+	bool has_ns = has_ns_string(fx, e);
+	uint64_t ns_off = has_ns ? buf_str(&o->sections[ns_sec].data, e->ns ? e->ns : "") : 0;
+	unsigned char entry_type = asm_strings(fx) || fx->arch->prel32 ? STT_NOTYPE : STT_OBJECT;
+	unsigned char str_type = asm_strings(fx) ? STT_NOTYPE : STT_OBJECT;
+	/* GNU as keeps only a pc-relative reference to a label in a mergeable section as such;
+	 * any other becomes section symbol + offset (checked with as 2.40). */
+	bool via_label = asm_strings(fx) && fx->arch->prel32 && !fx->stripped;
+	size_t name_sym = 0, ns_sym = 0;
+
+	if (fx->era == ERA_7_1 && e->kind != K_SYMBOL && e->kind != K_GPL)
+		die("%s: 7.1 has no %s", e->sym, kind_name[e->kind]);
+	if ((crc_sec >= 0) != (e->crc != 0))
+		die("%s: give every export of a module a CRC, or none", e->sym);
+	if (!fx->stripped) {
+		char *ns_name = has_ns ? ns_symbol_name(fx, e) : NULL;
+
+		add_symbol(o, entry_symbol_name(fx, e), STB_LOCAL, entry_type, sec, at,
+			   entry_type == STT_OBJECT ? 3 * width : 0);
+		name_sym = add_symbol(o, name_symbol_name(fx, e), STB_LOCAL, str_type,
+				      l->strings, name_off,
+				      str_type == STT_OBJECT ? strlen(e->sym) + 1 : 0);
+		if (ns_name)
+			ns_sym = add_symbol(o, ns_name, STB_LOCAL, str_type, ns_sec, ns_off,
+					    str_type == STT_OBJECT ? strlen(e->ns) + 1 : 0);
+		if (fx->era == ERA_7_1)
+			add_symbol(o, xasprintf("__flags_%s", e->sym), STB_LOCAL, STT_NOTYPE,
+				   l->flagstab, o->sections[l->flagstab].data.len, 0);
+		if (crc_sec >= 0)
+			add_symbol(o, xasprintf("__crc_%s", e->sym), STB_LOCAL, STT_NOTYPE, crc_sec,
+				   o->sections[crc_sec].data.len, 0);
+	}
+	put_field(o, sec, at, width, func, 0, fx->arch->field_reloc);
+	put_string_ref(o, sec, at + width, via_label ? name_sym : 0, l->strings, name_off);
+	if (has_ns)
+		put_string_ref(o, sec, at + 2 * width, via_label ? ns_sym : 0, ns_sec, ns_off);
+	if (fx->era == ERA_7_1) {
+		unsigned char flag = e->kind == K_GPL ? 1 : 0;
+
+		buf_add(&o->sections[l->flagstab].data, &flag, 1);
+	}
+	if (crc_sec >= 0) {
+		struct buf *crcs = &o->sections[crc_sec].data;
+		size_t crc_at = buf_add(crcs, NULL, 4);
+
+		put_uint(crcs->p + crc_at, e->crc, 4, fx->arch->data == ELFDATA2MSB);
+	}
+}
+
+/* RFC imports: __knsimport holds one pointer per MODULE_IMPORT_NS, to a literal in .rodata. */
+static void emit_knsimport(struct obj *o, const struct fixture *fx, const struct layout *l)
+{
+	unsigned width = ptr_size(fx->arch);
+
+	for (size_t i = 0; fx->knsimport[i]; i++) {
+		uint64_t at = buf_add(&o->sections[l->knsimport].data, NULL, width);
+		uint64_t str = buf_str(&o->sections[l->rodata].data, fx->knsimport[i]);
+
+		add_symbol(o, xasprintf("__knsimport_%s", fx->knsimport[i]), STB_LOCAL, STT_OBJECT,
+			   l->knsimport, at, width);
+		put_field(o, l->knsimport, at, width, section_symbol(o, l->rodata), str,
+			  fx->arch->ptr_reloc);
+	}
+}
+
+static void emit_modinfo(struct obj *o, const struct fixture *fx)
+{
+	int sec = add_section(o, ".modinfo", SHT_PROGBITS, SHF_ALLOC, 1, 0);
+	struct buf *b = &o->sections[sec].data;
+	char *name = xasprintf("name=%s", fx->name);
+	char *vermagic = xasprintf("vermagic=%s", fx->vermagic);
+
+	buf_str(b, "license=GPL");
+	for (size_t i = 0; fx->modinfo && fx->modinfo[i]; i++)
+		buf_str(b, fx->modinfo[i]);
+	buf_str(b, name);
+	buf_str(b, vermagic);
+	free(name);
+	free(vermagic);
+}
+
+/* struct modversion_info { unsigned long crc; char name[64 - sizeof(long)]; } per entry. */
+static void emit_versions(struct obj *o, const struct fixture *fx)
+{
+	int sec = add_section(o, "__versions", SHT_PROGBITS, SHF_ALLOC, 32, 0);
+	struct buf *b = &o->sections[sec].data;
+	unsigned crc_size = ptr_size(fx->arch);
+
+	for (const struct undef *u = fx->undefs; u->sym; u++) {
+		size_t at;
+
+		if (u->flags & U_NOCRC)
+			continue;
+		if (strlen(u->sym) >= 64 - crc_size)
+			die("%s: name too long for __versions", u->sym);
+		at = buf_add(b, NULL, 64);
+		put_uint(b->p + at, u->crc, crc_size, fx->arch->data == ELFDATA2MSB);
+		memcpy(b->p + at + crc_size, u->sym, strlen(u->sym));
+	}
+}
+
+/* struct module, zero but for its name (after the int state and the list_head). */
+static void emit_this_module(struct obj *o, const struct fixture *fx)
+{
+	bool is64 = fx->arch->elfclass == ELFCLASS64;
+	size_t size = is64 ? 0x380 : 0x200, name_at = is64 ? 24 : 12;
+	int sec = add_section(o, ".gnu.linkonce.this_module", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE,
+			      is64 ? 64 : 32, 0);
+	struct buf *b = &o->sections[sec].data;
+
+	if (strlen(fx->name) >= 64 - ptr_size(fx->arch))
+		die("%s: module name too long", fx->name);
+	buf_add(b, NULL, size);
+	memcpy(b->p + name_at, fx->name, strlen(fx->name));
+	add_symbol(o, xasprintf("__this_module"), STB_GLOBAL, STT_OBJECT, sec, 0, size);
+}
+
+static void build_module(struct obj *o, const struct fixture *fx)
+{
+	size_t n_exports = 0, *funcs;
+	struct layout l = { -1, -1, -1, -1, -1, { -1, -1, -1, -1, -1 }, { -1, -1, -1, -1, -1 } };
+	bool crcs = fx->exports[0].sym && fx->exports[0].crc;
+
+	while (fx->exports[n_exports].sym)
+		n_exports++;
+	funcs = xcalloc(n_exports, sizeof(*funcs));
+	o->arch = fx->arch;
+	add_symbol(o, xasprintf("%s", ""), STB_LOCAL, STT_NOTYPE, -1, 0, 0);
+
+	l.text = add_section(o, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 16, 0);
+	emit_text(o, fx, &l, funcs);
+	for (int k = 0; k < K_COUNT; k++)
+		for (size_t i = 0; i < n_exports && l.ksymtab[k] < 0; i++)
+			if ((int)section_kind(fx, fx->exports[i].kind) == k)
+				l.ksymtab[k] = add_section(o, kind_section[k], SHT_PROGBITS,
+							   SHF_ALLOC, field_width(fx->arch), 0);
+	for (int k = 0; k < K_COUNT && crcs; k++)
+		if (l.ksymtab[k] >= 0)
+			l.kcrctab[k] = add_section(o, kind_crc_section[k], SHT_PROGBITS, SHF_ALLOC,
+						   4, 0);
+	if (fx->era == ERA_7_1)
+		l.flagstab = add_section(o, "__kflagstab", SHT_PROGBITS, SHF_ALLOC, 1, 0);
+	if (fx->era == ERA_RFC) {
+		l.knsimport = add_section(o, "__knsimport", SHT_PROGBITS, SHF_ALLOC,
+					  ptr_size(fx->arch), 0);
+		l.rodata = add_section(o, ".rodata", SHT_PROGBITS, SHF_ALLOC, 8, 0);
+	}
+	if (n_exports)
+		l.strings = asm_strings(fx)
+			? add_section(o, "__ksymtab_strings", SHT_PROGBITS,
+				      SHF_ALLOC | SHF_MERGE | SHF_STRINGS, 1, 1)
+			: add_section(o, "__ksymtab_strings", SHT_PROGBITS, SHF_ALLOC, 1, 0);
+
+	for (size_t i = 0; i < n_exports; i++)
+		emit_export(o, fx, &l, &fx->exports[i], funcs[i]);
+	if (fx->knsimport)
+		emit_knsimport(o, fx, &l);
+	emit_modinfo(o, fx);
+	if (fx->versions)
+		emit_versions(o, fx);
+	emit_this_module(o, fx);
+	for (const struct undef *u = fx->undefs; u->sym; u++)
+		if (!(u->flags & U_NOSYM))
+			add_symbol(o, xasprintf("%s", u->sym),
+				   u->flags & U_WEAK ? STB_WEAK : STB_GLOBAL, STT_NOTYPE, -1, 0, 0);
+	free(funcs);
+}
+
+/* ---- laying the object out as ELF with libelf --------------------------------------------- */
+
+/* Where a symbol goes: null, section symbols, other locals, then globals (sh_info). */
+static int symbol_rank(const struct symbol *s, size_t i)
+{
+	if (i == 0)
+		return 0;
+	if (s->type == STT_SECTION)
+		return 1;
+	return s->bind == STB_LOCAL ? 2 : 3;
+}
+
+/* Fills order[] (file position -> model index) and new_index[] (the reverse); returns the
+ * number of local symbols, the index of the first global. */
+static size_t order_symbols(const struct obj *o, size_t *order, size_t *new_index)
+{
+	size_t n = 0, n_locals = 0;
+
+	for (int rank = 0; rank <= 3; rank++)
+		for (size_t i = 0; i < o->n_syms; i++)
+			if (symbol_rank(&o->syms[i], i) == rank) {
+				new_index[i] = n;
+				order[n++] = i;
+				n_locals += rank < 3;
+			}
+	return n_locals;
+}
+
+/* Adds a section whose data (in memory byte order for dtype) libelf converts on write. */
+static Elf_Data *new_section(Elf *elf, size_t name, unsigned type, uint64_t flags,
+			     uint64_t align, uint64_t entsize, size_t link, size_t info,
+			     void *data, size_t size, Elf_Type dtype)
+{
+	Elf_Scn *scn = elf_newscn(elf);
+	Elf_Data *d = scn ? elf_newdata(scn) : NULL;
+	GElf_Shdr sh;
+
+	if (!d || !gelf_getshdr(scn, &sh))
+		die("libelf: %s", elf_errmsg(-1));
+	d->d_buf = data;
+	d->d_size = size;
+	d->d_type = dtype;
+	d->d_align = align ? align : 1;
+	d->d_version = EV_CURRENT;
+	sh.sh_name = name;
+	sh.sh_type = type;
+	sh.sh_flags = flags;
+	sh.sh_addralign = align;
+	sh.sh_entsize = entsize;
+	sh.sh_link = link;
+	sh.sh_info = info;
+	if (!gelf_update_shdr(scn, &sh))
+		die("libelf: %s", elf_errmsg(-1));
+	return d;
+}
+
+static size_t count_relocs(const struct obj *o, int sec)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < o->n_relocs; i++)
+		n += o->relocs[i].sec == sec;
+	return n;
+}
+
+/* The .rel or .rela section patching section sec; returns its buffer, for the caller to free. */
+static void *add_reloc_section(Elf *elf, const struct obj *o, int sec, struct buf *shstrtab,
+			       size_t symtab_index, size_t target_index, const size_t *new_index)
+{
+	const struct arch *a = o->arch;
+	Elf_Type type = a->rela ? ELF_T_RELA : ELF_T_REL;
+	size_t n = count_relocs(o, sec), size = gelf_fsize(elf, type, n, EV_CURRENT), r = 0;
+	char *name = xasprintf("%s%s", a->rela ? ".rela" : ".rel", o->sections[sec].name);
+	void *data = xcalloc(1, size);
+	Elf_Data *d = new_section(elf, buf_str(shstrtab, name), a->rela ? SHT_RELA : SHT_REL,
+				  SHF_INFO_LINK, ptr_size(a), gelf_fsize(elf, type, 1, EV_CURRENT),
+				  symtab_index, target_index, data, size, type);
+
+	for (size_t i = 0; i < o->n_relocs; i++) {
+		const struct reloc *rl = &o->relocs[i];
+		uint64_t info = GELF_R_INFO(new_index[rl->sym], rl->type);
+		GElf_Rela rela = { rl->offset, info, (int64_t)rl->addend };
+		GElf_Rel rel = { rl->offset, info };
+
+		if (rl->sec != sec)
+			continue;
+		if (!(a->rela ? gelf_update_rela(d, (int)r, &rela) : gelf_update_rel(d, (int)r, &rel)))
+			die("libelf: %s", elf_errmsg(-1));
+		r++;
+	}
+	free(name);
+	return data;
+}
+
+/* Reads the whole file behind fd into image. */
+static void read_back(int fd, struct buf *image)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || lseek(fd, 0, SEEK_SET) < 0)
+		die("memfd: %s", strerror(errno));
+	image->len = 0;
+	buf_reserve(image, (size_t)st.st_size);
+	while (image->len < (size_t)st.st_size) {
+		ssize_t r = read(fd, image->p + image->len, (size_t)st.st_size - image->len);
+
+		if (r <= 0)
+			die("memfd: %s", r < 0 ? strerror(errno) : "short read");
+		image->len += (size_t)r;
+	}
+}
+
+/* Writes the object as an ET_REL file into image: each section followed by its .rel(a),
+ * then .symtab, .strtab, .shstrtab. libelf does the layout and the byte order. */
+static void write_elf(const struct obj *o, struct buf *image)
+{
+	const struct arch *a = o->arch;
+	size_t elf_index[MAX_SECTIONS], next = 1, symtab_index, strtab_index, shstrtab_index;
+	size_t *order = xcalloc(o->n_syms, sizeof(size_t));
+	size_t *new_index = xcalloc(o->n_syms, sizeof(size_t));
+	size_t n_locals = order_symbols(o, order, new_index), shstrtab_name, sym_size;
+	void *rel_data[MAX_SECTIONS] = { NULL }, *sym_data;
+	struct buf strtab = { NULL, 0, 0 }, shstrtab = { NULL, 0, 0 };
+	int fd = memfd_create("gen-fixtures", MFD_CLOEXEC);
+	GElf_Ehdr eh;
+	Elf_Data *d;
+	Elf *elf;
+
+	if (fd < 0)
+		die("memfd_create: %s", strerror(errno));
+	for (int i = 0; i < o->n_sections; i++) {
+		elf_index[i] = next++;
+		next += count_relocs(o, i) ? 1 : 0;
+	}
+	symtab_index = next++;
+	strtab_index = next++;
+	shstrtab_index = next++;
+
+	elf = elf_begin(fd, ELF_C_WRITE, NULL);
+	if (!elf || !gelf_newehdr(elf, a->elfclass) || !gelf_getehdr(elf, &eh))
+		die("libelf: %s", elf_errmsg(-1));
+	eh.e_ident[EI_DATA] = a->data;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_ident[EI_OSABI] = ELFOSABI_NONE;
+	eh.e_type = ET_REL;
+	eh.e_machine = a->machine;
+	eh.e_version = EV_CURRENT;
+	eh.e_flags = a->e_flags;
+	eh.e_shstrndx = shstrtab_index;
+	if (!gelf_update_ehdr(elf, &eh))
+		die("libelf: %s", elf_errmsg(-1));
+	sym_size = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+
+	buf_add(&shstrtab, NULL, 1);
+	for (int i = 0; i < o->n_sections; i++) {
+		const struct section *s = &o->sections[i];
+
+		new_section(elf, buf_str(&shstrtab, s->name), s->type, s->flags, s->align,
+			    s->entsize, 0, 0, s->data.p, s->data.len, ELF_T_BYTE);
+		if (count_relocs(o, i))
+			rel_data[i] = add_reloc_section(elf, o, i, &shstrtab, symtab_index,
+							elf_index[i], new_index);
+	}
+
+	buf_add(&strtab, NULL, 1);
+	sym_data = xcalloc(o->n_syms, sym_size);
+	d = new_section(elf, buf_str(&shstrtab, ".symtab"), SHT_SYMTAB, 0, ptr_size(a), sym_size,
+			strtab_index, n_locals, sym_data, o->n_syms * sym_size, ELF_T_SYM);
+	for (size_t i = 0; i < o->n_syms; i++) {
+		const struct symbol *s = &o->syms[order[i]];
+		GElf_Sym gs = {
+			.st_name = s->name[0] ? (Elf64_Word)buf_str(&strtab, s->name) : 0,
+			.st_info = GELF_ST_INFO(s->bind, s->type),
+			.st_other = STV_DEFAULT,
+			.st_shndx = s->sec < 0 ? SHN_UNDEF : (Elf64_Section)elf_index[s->sec],
+			.st_value = s->value,
+			.st_size = s->size,
+		};
+
+		if (!gelf_update_sym(d, (int)i, &gs))
+			die("libelf: %s", elf_errmsg(-1));
+	}
+	new_section(elf, buf_str(&shstrtab, ".strtab"), SHT_STRTAB, 0, 1, 0, 0, 0, strtab.p,
+		    strtab.len, ELF_T_BYTE);
+	/* .shstrtab names itself: add its name before handing libelf the finished table. */
+	shstrtab_name = buf_str(&shstrtab, ".shstrtab");
+	new_section(elf, shstrtab_name, SHT_STRTAB, 0, 1, 0, 0, 0, shstrtab.p, shstrtab.len,
+		    ELF_T_BYTE);
+
+	if (elf_update(elf, ELF_C_WRITE) < 0)
+		die("libelf: %s", elf_errmsg(-1));
+	elf_end(elf);
+	read_back(fd, image);
+	close(fd);
+
+	for (int i = 0; i < o->n_sections; i++)
+		free(rel_data[i]);
+	free(sym_data);
+	buf_free(&strtab);
+	buf_free(&shstrtab);
+	free(new_index);
+	free(order);
+}
+
+/* ---- what goes around the ELF image --------------------------------------------------------- */
+
+/* Garbage "PKCS#7" bytes, struct module_signature, then the marker: enough for kmod to see a
+ * signature, which a reader must strip before the ELF (whose size it no longer equals). */
+static void append_signature(struct buf *image)
+{
+	static const char marker[] = "~Module signature appended~\n";
+	unsigned char sig[64], info[12] = { 0 };
+
+	for (size_t i = 0; i < sizeof(sig); i++)
+		sig[i] = (unsigned char)(0x30 + 7 * i);
+	info[2] = 2; /* id_type PKEY_ID_PKCS7; algo, hash, signer_len, key_id_len stay 0 */
+	put_uint(info + 8, sizeof(sig), 4, true);
+	buf_add(image, sig, sizeof(sig));
+	buf_add(image, info, sizeof(info));
+	buf_add(image, marker, sizeof(marker) - 1);
+}
+
+/* A single xz stream with a CRC32 check and a 1 MiB dictionary, as the kernel's build makes. */
+static void compress_xz(const struct buf *in, struct buf *out)
+{
+	lzma_options_lzma opt;
+	lzma_filter filters[2];
+	size_t cap = lzma_stream_buffer_bound(in->len);
+
+	if (lzma_lzma_preset(&opt, LZMA_PRESET_DEFAULT))
+		die("lzma preset");
+	opt.dict_size = 1u << 20;
+	filters[0] = (lzma_filter){ LZMA_FILTER_LZMA2, &opt };
+	filters[1] = (lzma_filter){ LZMA_VLI_UNKNOWN, NULL };
+	buf_reserve(out, cap);
+	if (lzma_stream_buffer_encode(filters, LZMA_CHECK_CRC32, NULL, in->p, in->len, out->p,
+				      &out->len, cap) != LZMA_OK)
+		die("xz compression failed");
+}
+
+static void compress_zstd(const struct buf *in, struct buf *out)
+{
+	size_t cap = ZSTD_compressBound(in->len), n;
+
+	buf_reserve(out, cap);
+	n = ZSTD_compress(out->p, cap, in->p, in->len, ZSTD_CLEVEL_DEFAULT);
+	if (ZSTD_isError(n))
+		die("zstd: %s", ZSTD_getErrorName(n));
+	out->len = n;
+}
+
+/* gzip format: windowBits 15 + 16. */
+static void compress_gzip(const struct buf *in, struct buf *out)
+{
+	z_stream zs;
+	uLong cap;
+
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit2(&zs, Z_BEST_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		die("deflateInit2 failed");
+	cap = deflateBound(&zs, in->len);
+	buf_reserve(out, cap);
+	zs.next_in = in->p;
+	zs.avail_in = (uInt)in->len;
+	zs.next_out = out->p;
+	zs.avail_out = (uInt)cap;
+	if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
+		die("gzip compression failed");
+	out->len = zs.total_out;
+	deflateEnd(&zs);
+}
+
+static void (*const compressors[])(const struct buf *in, struct buf *out) = {
+	[COMP_NONE] = NULL,
+	[COMP_XZ] = compress_xz,
+	[COMP_ZSTD] = compress_zstd,
+	[COMP_GZIP] = compress_gzip,
+};
+
+/* ---- the expected reader dump ------------------------------------------------------------- */
+
+static int compare_exports(const void *a, const void *b)
+{
+	const struct export *const *x = a, *const *y = b;
+
+	return strcmp((*x)->sym, (*y)->sym);
+}
+
+/* The import records as written, before deduplication; returns how many. */
+static size_t import_records(const struct fixture *fx, const char ***records)
+{
+	static const char key[] = "import_ns=";
+	size_t n = 0;
+
+	*records = xcalloc(1, sizeof(char *));
+	for (size_t i = 0; fx->knsimport && fx->knsimport[i]; i++) {
+		*records = xrealloc(*records, (n + 1) * sizeof(char *));
+		(*records)[n++] = fx->knsimport[i];
+	}
+	for (size_t i = 0; fx->modinfo && fx->modinfo[i]; i++) {
+		if (strncmp(fx->modinfo[i], key, sizeof(key) - 1))
+			continue;
+		*records = xrealloc(*records, (n + 1) * sizeof(char *));
+		(*records)[n++] = fx->modinfo[i] + sizeof(key) - 1;
+	}
+	return n;
+}
+
+/* OUTDIR/dir/NAME.expected for OUTDIR/dir/NAME.ko[.ext]. */
+static char *expected_path(const char *outdir, const char *file)
+{
+	const char *ko = NULL;
+
+	for (const char *p = strstr(file, ".ko"); p; p = strstr(p + 1, ".ko"))
+		if (p[3] == '\0' || p[3] == '.')
+			ko = p;
+	if (!ko)
+		die("%s: no .ko in the file name", file);
+	return xasprintf("%s/%.*s.expected", outdir, (int)(ko - file), file);
+}
+
+static void write_expected(const char *outdir, const struct fixture *fx)
+{
+	char *path = expected_path(outdir, fx->file);
+	FILE *f = fopen(path, "we");
+	const struct export **sorted;
+	const char **records;
+	size_t n_exports = 0, n_records;
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	while (fx->exports[n_exports].sym)
+		n_exports++;
+	sorted = xcalloc(n_exports, sizeof(*sorted));
+	for (size_t i = 0; i < n_exports; i++)
+		sorted[i] = &fx->exports[i];
+	qsort(sorted, n_exports, sizeof(*sorted), compare_exports);
+
+	fprintf(f, "module %s\n", fx->name);
+	fprintf(f, "elf %d %s\n", fx->arch->elfclass == ELFCLASS64 ? 64 : 32,
+		fx->arch->data == ELFDATA2MSB ? "be" : "le");
+	fprintf(f, "compression %s\n", compression_name[fx->compression]);
+	for (size_t i = 0; i < n_exports; i++)
+		fprintf(f, "export %s %s %s\n", sorted[i]->sym, kind_name[sorted[i]->kind],
+			sorted[i]->ns && sorted[i]->ns[0] ? sorted[i]->ns : "-");
+	n_records = import_records(fx, &records);
+	for (size_t i = 0; i < n_records; i++) {
+		size_t j = 0;
+
+		while (j < i && strcmp(records[j], records[i]))
+			j++;
+		if (j == i)
+			fprintf(f, "import %s\n", records[i]);
+	}
+	fprintf(f, "imports_raw %zu\n", n_records);
+	for (const struct undef *u = fx->undefs; u->sym; u++) {
+		if (u->flags & U_NOSYM)
+			continue;
+		if (fx->versions && !(u->flags & U_NOCRC))
+			fprintf(f, "undef %s 0x%08x", u->sym, u->crc);
+		else
+			fprintf(f, "undef %s -", u->sym);
+		fprintf(f, " %s\n", u->flags & U_WEAK ? "weak" : "global");
+	}
+	close_file(f, path);
+	free(records);
+	free(sorted);
+	free(path);
+}
+
+/* ---- one fixture, start to finish --------------------------------------------------------- */
+
+static void write_fixture(const char *outdir, const struct fixture *fx)
+{
+	struct obj o;
+	struct buf image = { NULL, 0, 0 }, packed = { NULL, 0, 0 };
+	const struct buf *out = &image;
+	char *path = xasprintf("%s/%s", outdir, fx->file);
+
+	memset(&o, 0, sizeof(o));
+	build_module(&o, fx);
+	write_elf(&o, &image);
+	/* The kernel's build signs, then compresses. */
+	if (fx->signature)
+		append_signature(&image);
+	if (compressors[fx->compression]) {
+		compressors[fx->compression](&image, &packed);
+		out = &packed;
+	}
+	make_parents(path);
+	write_file(path, out->p, out->len);
+	write_expected(outdir, fx);
+
+	obj_free(&o);
+	buf_free(&image);
+	buf_free(&packed);
+	free(path);
+}
+
+/* ---- the sample tree's index files -------------------------------------------------------- */
+
+static void write_symvers_rows(FILE *f, const struct export *exports, const char *owner)
+{
+	for (const struct export *e = exports; e->sym; e++)
+		fprintf(f, "0x%08x\t%s\t%s\t%s\t%s\n", e->crc, e->sym, owner, kind_name[e->kind],
+			e->ns ? e->ns : "");
+}
+
+/* modules.order lists the sample modules; Module.symvers has vmlinux's rows and theirs. */
+static void write_sample_index(const char *outdir)
+{
+	static const char kdir[] = SAMPLE_KDIR;
+	char *order_path = xasprintf("%s/%s/modules.order", outdir, SAMPLE_MODDIR);
+	char *symvers_path = xasprintf("%s/sample/Module.symvers", outdir);
+	FILE *order = fopen(order_path, "we"), *symvers = fopen(symvers_path, "we");
+
+	if (!order || !symvers)
+		die("%s: %s", order ? symvers_path : order_path, strerror(errno));
+	write_symvers_rows(symvers, sample_vmlinux_exports, "vmlinux");
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++) {
+		const char *file = fixtures[i].file;
+		/* Module.symvers names a module by its path under kernel/, without .ko. */
+		char *owner;
+
+		if (strncmp(file, kdir, sizeof(kdir) - 1))
+			continue;
+		fprintf(order, "kernel/%s\n", file + sizeof(kdir) - 1);
+		owner = xasprintf("%.*s", (int)(strlen(file) - (sizeof(kdir) - 1) - 3),
+				  file + sizeof(kdir) - 1);
+		write_symvers_rows(symvers, fixtures[i].exports, owner);
+		free(owner);
+	}
+	close_file(order, order_path);
+	close_file(symvers, symvers_path);
+	free(order_path);
+	free(symvers_path);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+		return 2;
+	}
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		die("libelf: %s", elf_errmsg(-1));
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++)
+		write_fixture(argv[1], &fixtures[i]);
+	write_sample_index(argv[1]);
+	return 0;
+}
