@@ -43,6 +43,19 @@ for era in $eras; do
 		fi
 	fi
 
+	# (a') the field options, on every 10th module: same bytes as kmod's.
+	if [ -n "$kmod_modinfo" ]; then
+		awk 'NR % 10 == 1' "$T/list" >"$T/list10"
+		bad=
+		for opts in "-F parm" "-p" "-0" "-n" "-a" "-d" "-l" "-F vermagic" "-0 -F alias" "-F signer" "-F import_ns" "-F filename"; do
+			xargs -a "$T/list10" -d '\n' $W "$B/tools/modinfo" $opts >"$T/o1" 2>&1
+			xargs -a "$T/list10" -d '\n' "$kmod_modinfo" $opts >"$T/o2" 2>&1
+			cmp -s "$T/o1" "$T/o2" || bad="$bad [$opts]"
+		done
+		if [ -z "$bad" ]; then pass "modinfo-options-$era ($(wc -l <"$T/list10") modules, 12 option sets)"
+		else fail "modinfo-options-$era: differ for$bad"; fi
+	fi
+
 	# (b) the census: every export of every module, against Module.symvers.
 	awk -F'\t' '$3 != "vmlinux" { n = split($3, p, "/"); m = p[n]; gsub("-", "_", m); print $2 "\t" m "\t" $4 "\t" $5 }' \
 		"$dir/Module.symvers" | LC_ALL=C sort >"$T/symvers"

@@ -140,8 +140,9 @@ static void params_print_field(struct kmod_list *info)
 			param_add(&list, key, kmod_module_info_get_value(l));
 	}
 	for (p = list; p; p = p->next) {
+		/* kmod's -p shows a parameter without description as "name: (type)". */
 		if (p->desc == NULL)
-			printf("%.*s:%.*s%c", p->namelen, p->name, p->typelen, p->type, separator);
+			printf("%.*s: (%.*s)%c", p->namelen, p->name, p->typelen, p->type, separator);
 		else if (p->type != NULL)
 			printf("%.*s:%.*s (%.*s)%c", p->namelen, p->name, p->desclen, p->desc,
 			       p->typelen, p->type, separator);
