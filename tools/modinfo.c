@@ -322,25 +322,25 @@ static int exporters_open(struct exporters *ex, const char *symvers_path)
 	return 0;
 }
 
-/* The name the kernel knows an exporter by: "vmlinux" or the module's name. */
-static void print_exporter(const struct kmodns_export *exp)
+/* The name the kernel knows an exporter by: "vmlinux" or the module's name (caller frees). */
+static char *exporter_name(const struct kmodns_export *exp)
 {
 	const char *owner = kmodns_export_get_owner(exp), *base = strrchr(owner, '/');
-
-	for (base = base ? base + 1 : owner; *base; base++)
-		putchar(*base == '-' ? '_' : *base);
-}
-
-static void json_write_exporter(const struct kmodns_export *exp)
-{
-	const char *owner = kmodns_export_get_owner(exp), *base = strrchr(owner, '/');
-	_cleanup_free_ char *name = strdup(base ? base + 1 : owner);
-	char *p;
+	char *name = strdup(base ? base + 1 : owner), *p;
 
 	for (p = name; p && *p; p++)
 		if (*p == '-')
 			*p = '_';
-	json_write_string(stdout, name ? name : owner);
+	return name;
+}
+
+static void print_requirement(const char *key, const struct kmodns_requires *req, size_t i)
+{
+	const struct kmodns_export *e = kmodns_requires_get_export(req, i);
+	_cleanup_free_ char *exporter = exporter_name(e);
+
+	printf("%-16s%s %s %s%c", key, kmodns_requires_get_namespace(req, i),
+	       exporter ? exporter : kmodns_export_get_owner(e), kmodns_export_get_symbol(e), separator);
 }
 
 /* Export counts per namespace, in first-seen order ("" = plain exports). */
@@ -398,20 +398,11 @@ static void report_text(const struct kmodns_module *mod, const struct kmodns_req
 		printf("%-16s%s%c", "require_ns:", "unknown (no Module.symvers; use -E)", separator);
 		return;
 	}
-	for (i = 0; i < kmodns_requires_get_count(req); i++) {
-		const struct kmodns_export *e = kmodns_requires_get_export(req, i);
-		printf("%-16s%s ", "require_ns:", kmodns_requires_get_namespace(req, i));
-		print_exporter(e);
-		printf(" %s%c", kmodns_export_get_symbol(e), separator);
-	}
-	for (i = 0; i < kmodns_requires_get_count(req); i++) {
-		const struct kmodns_export *e = kmodns_requires_get_export(req, i);
-		if (!kmodns_verdict_is_refused(kmodns_requires_get_verdict(req, i)))
-			continue;
-		printf("%-16s%s ", "missing_ns:", kmodns_requires_get_namespace(req, i));
-		print_exporter(e);
-		printf(" %s%c", kmodns_export_get_symbol(e), separator);
-	}
+	for (i = 0; i < kmodns_requires_get_count(req); i++)
+		print_requirement("require_ns:", req, i);
+	for (i = 0; i < kmodns_requires_get_count(req); i++)
+		if (kmodns_verdict_is_refused(kmodns_requires_get_verdict(req, i)))
+			print_requirement("missing_ns:", req, i);
 	for (i = 0; i < kmodns_requires_get_unused_import_count(req); i++)
 		printf("%-16s%s%c", "unused_ns:", kmodns_requires_get_unused_import(req, i), separator);
 	if (ex->symvers == NULL && kmodns_requires_get_unresolved_count(req) > 0)
@@ -448,10 +439,12 @@ static void report_json(const struct kmodns_module *mod, const struct kmodns_req
 		for (i = 0; i < kmodns_requires_get_count(req); i++) {
 			const struct kmodns_export *e = kmodns_requires_get_export(req, i);
 			enum kmodns_verdict v = kmodns_requires_get_verdict(req, i);
+			_cleanup_free_ char *exporter = exporter_name(e);
+
 			printf("%s{\"namespace\":", i ? "," : "");
 			json_write_string(stdout, kmodns_requires_get_namespace(req, i));
 			printf(",\"exporter\":");
-			json_write_exporter(e);
+			json_write_string(stdout, exporter ? exporter : kmodns_export_get_owner(e));
 			printf(",\"symbol\":");
 			json_write_string(stdout, kmodns_export_get_symbol(e));
 			printf(",\"imported\":%s,\"allowed\":%s}",
