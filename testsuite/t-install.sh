@@ -1,0 +1,54 @@
+#!/bin/bash
+# `make install DESTDIR=X` installs modinfo under kmod's name, libkmodns.so with only its
+# versioned public symbols, the header, the pkg-config file and the man pages; a program
+# built against the installed copy through pkg-config runs.
+. "$(dirname "$0")/lib.sh"
+T=$(tmpdir); trap 'rm -rf "$T"' EXIT
+if ! make -s -C "$B" install DESTDIR="$T/root" >"$T/log" 2>&1; then
+	tail -5 "$T/log"; fail "make-install"; exit 0
+fi
+pass "make-install"
+prefix=$(sed -n 's/^prefix = //p' "$B/Makefile")
+libdir=$(sed -n 's/^libdir = //p' "$B/Makefile" | sed "s|\${exec_prefix}|$prefix|;s|\$(exec_prefix)|$prefix|")
+R=$T/root
+check "installed-modinfo" test -x "$R$prefix/sbin/modinfo"
+check "installed-header" test -f "$R$prefix/include/libkmodns.h"
+check "installed-pkgconfig" test -f "$R$libdir/pkgconfig/libkmodns.pc"
+check "installed-man" test -f "$R$prefix/share/man/man8/modinfo.8" -a -f "$R$prefix/share/man/man3/libkmodns.3"
+so=$(ls "$R$libdir"/libkmodns.so.* 2>/dev/null | head -1)
+check "installed-library" test -n "$so"
+# Only kmodns_* symbols are exported, every one at version LIBKMODNS_1.
+if [ -n "$so" ]; then
+	nm -D --defined-only "$so" | awk '$2 ~ /^[TDBR]$/ { print $3 }' | grep -v '^LIBKMODNS_1$' | sort >"$T/syms"
+	check "exports-only-public-api" bash -c "! grep -v '^kmodns_.*@@LIBKMODNS_1$' '$T/syms'"
+	n_header=$(grep -o 'kmodns_[a-z_]*(' "$S/libkmodns/libkmodns.h" | sort -u | wc -l)
+	check "exports-every-header-function ($n_header)" test "$(wc -l <"$T/syms")" -eq "$n_header"
+fi
+cat >"$T/demo.c" <<'C'
+#include <stdio.h>
+#include <libkmodns.h>
+int main(int argc, char **argv)
+{
+	struct kmodns_ctx *ctx = kmodns_new();
+	struct kmodns_module *mod;
+	size_t i;
+	if (argc < 2 || kmodns_module_new_from_path(ctx, argv[1], 0, &mod) < 0)
+		return 1;
+	for (i = 0; i < kmodns_module_get_export_count(mod); i++) {
+		const struct kmodns_export *e = kmodns_module_get_export(mod, i);
+		printf("%s %s\n", kmodns_export_get_symbol(e), kmodns_export_get_namespace(e));
+	}
+	kmodns_module_unref(mod);
+	kmodns_unref(ctx);
+	return 0;
+}
+C
+export PKG_CONFIG_SYSROOT_DIR=$R PKG_CONFIG_PATH=$R$libdir/pkgconfig
+san=$(sed -n 's/^SANITIZER_LDFLAGS = //p' "$B/Makefile")
+if cc $san -o "$T/demo" "$T/demo.c" $(pkg-config --cflags --libs libkmodns) 2>"$T/cc.log"; then
+	"$B/testsuite/gen-fixtures" "$T/fx" >/dev/null
+	LD_LIBRARY_PATH=$R$libdir "$T/demo" "$T/fx/v6.12.ko" >"$T/out"
+	check "pkg-config-program-runs" grep -q ' USB_STORAGE$' "$T/out"
+else
+	cat "$T/cc.log"; fail "pkg-config-program-builds"
+fi
