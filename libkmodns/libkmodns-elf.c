@@ -57,6 +57,7 @@ struct reader {
 	struct symbol_map flags;         /* X of __flags_X -> offset in __kflagstab */
 	struct symbol_map knsimport_syms;     /* NS of __knsimport_NS -> offset (section order) */
 	struct symbol_map crcs;          /* __versions: name -> crc */
+	struct symbol_map export_crcs;   /* __crc_X: X -> crc of the module's own export */
 };
 
 static void symbol_map_release(struct symbol_map *map)
@@ -99,6 +100,7 @@ static void reader_release(struct reader *rd)
 	symbol_map_release(&rd->flags);
 	symbol_map_release(&rd->knsimport_syms);
 	symbol_map_release(&rd->crcs);
+	symbol_map_release(&rd->export_crcs);
 	free(rd->relocs_for);
 	if (rd->elf)
 		elf_end(rd->elf);
@@ -241,6 +243,35 @@ static long ksymtab_kind_of_section(const struct reader *rd, size_t index)
 	return -1;
 }
 
+/*
+ * A module's own export CRC: old kernels make __crc_X an absolute symbol whose
+ * value is the CRC; newer ones (__kcrctab) point it at a 32-bit word.
+ */
+static int read_export_crc(struct reader *rd, const char *x, const GElf_Sym *sym)
+{
+	struct section sec = { .index = sym->st_shndx };
+	Elf_Scn *scn;
+	int r;
+
+	if (sym->st_shndx == SHN_ABS)
+		return symbol_map_set(&rd->export_crcs, x, (uint32_t)sym->st_value);
+	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= rd->n_sections)
+		return 0;
+	scn = elf_getscn(rd->elf, sec.index);
+	if (scn == NULL || gelf_getshdr(scn, &sec.shdr) == NULL)
+		return elf_failed(rd, "__crc_ symbol section");
+	sec.name = elf_strptr(rd->elf, rd->shstrndx, sec.shdr.sh_name);
+	if (sec.shdr.sh_type == SHT_NOBITS)
+		return 0;
+	r = section_load(rd, &sec);
+	if (r < 0)
+		return r;
+	if (sym->st_value > sec.data->d_size || sec.data->d_size - sym->st_value < 4)
+		return corrupt(rd, "__crc_ symbol outside its section");
+	return symbol_map_set(&rd->export_crcs, x,
+			      read_word(rd, (const unsigned char *)sec.data->d_buf + sym->st_value, 4));
+}
+
 /* Step 2: one pass over the symbol table collects everything named by convention. */
 static int read_symbols(struct reader *rd)
 {
@@ -283,6 +314,8 @@ static int read_symbols(struct reader *rd)
 			r = symbol_map_set(&rd->kstrtabns, name + strlen("__kstrtab_ns_"), sym.st_value);
 		} else if (startswith(name, "__kstrtab_")) {
 			r = symbol_map_set(&rd->kstrtab, name + strlen("__kstrtab_"), sym.st_value);
+		} else if (startswith(name, "__crc_")) {
+			r = read_export_crc(rd, name + strlen("__crc_"), &sym);
 		} else if (startswith(name, "__flags_") && sym.st_shndx == rd->kflagstab.index) {
 			r = symbol_map_set(&rd->flags, name + strlen("__flags_"), sym.st_value);
 		} else if (startswith(name, "__knsimport_") && sym.st_shndx == rd->knsimport.index &&
@@ -602,6 +635,8 @@ static int read_modinfo(struct reader *rd)
 		const char *nul = memchr(p, '\0', (size_t)(end - p));
 		if (nul == NULL)
 			return corrupt(rd, "unterminated string in .modinfo");
+		if (*p != '\0' && (r = kmodns_module_add_modinfo(rd->mod, p)) < 0)
+			return r;
 		if (startswith(p, "import_ns=")) {
 			r = kmodns_module_add_import(rd->mod, p + strlen("import_ns="));
 			if (r < 0)
@@ -719,6 +754,20 @@ static int read_versions(struct reader *rd)
 	return 0;
 }
 
+static void attach_export_crcs(struct reader *rd)
+{
+	size_t i;
+
+	for (i = 0; rd->export_crcs.names.count > 0 && i < rd->mod->n_exports; i++) {
+		struct kmodns_export *e = &rd->mod->exports[i];
+		uint64_t crc;
+		if (symbol_map_get(&rd->export_crcs, e->symbol, &crc)) {
+			e->has_crc = true;
+			e->crc = (uint32_t)crc;
+		}
+	}
+}
+
 int kmodns_elf_check_header(struct kmodns_ctx *ctx, const char *label, const char *data, size_t size)
 {
 	const unsigned char *id = (const unsigned char *)data;
@@ -793,6 +842,8 @@ int kmodns_elf_read(struct kmodns_module *mod, struct kmodns_image *image, unsig
 		r = read_symbols(&rd);
 	if (r >= 0)
 		r = read_exports(&rd, flags);
+	if (r >= 0)
+		attach_export_crcs(&rd);
 	if (r >= 0)
 		r = read_modinfo(&rd);
 	if (r >= 0)

@@ -33,6 +33,24 @@ int kmodns_module_add_import(struct kmodns_module *mod, const char *ns)
 	return 0;
 }
 
+int kmodns_module_add_modinfo(struct kmodns_module *mod, const char *record)
+{
+	const char *eq = strchr(record, '=');
+	struct modinfo_record *m;
+	int r = array_reserve((void **)&mod->modinfo, &mod->modinfo_capacity, sizeof(*m),
+			      mod->n_modinfo + 1);
+
+	if (r < 0)
+		return r;
+	m = &mod->modinfo[mod->n_modinfo];
+	m->key = arena_strndup(&mod->strings, record, eq ? (size_t)(eq - record) : strlen(record));
+	m->value = eq ? arena_strdup(&mod->strings, eq + 1) : "";
+	if (m->key == NULL || m->value == NULL)
+		return -ENOMEM;
+	mod->n_modinfo++;
+	return 0;
+}
+
 int kmodns_module_add_undefined(struct kmodns_module *mod, const char *name, bool weak)
 {
 	struct kmodns_symbol *s;
@@ -151,6 +169,7 @@ KMODNS_EXPORT struct kmodns_module *kmodns_module_unref(struct kmodns_module *mo
 		return NULL;
 	free(mod->exports);
 	free(mod->undefined);
+	free(mod->modinfo);
 	strset_release(&mod->imports);
 	arena_release(&mod->strings);
 	kmodns_unref(mod->ctx);
@@ -209,6 +228,21 @@ KMODNS_EXPORT const struct kmodns_symbol *kmodns_module_get_undefined(const stru
 								       size_t i)
 {
 	return i < mod->n_undefined ? &mod->undefined[i] : NULL;
+}
+
+KMODNS_EXPORT size_t kmodns_module_get_modinfo_count(const struct kmodns_module *mod)
+{
+	return mod->n_modinfo;
+}
+
+KMODNS_EXPORT const char *kmodns_module_get_modinfo_key(const struct kmodns_module *mod, size_t i)
+{
+	return i < mod->n_modinfo ? mod->modinfo[i].key : NULL;
+}
+
+KMODNS_EXPORT const char *kmodns_module_get_modinfo_value(const struct kmodns_module *mod, size_t i)
+{
+	return i < mod->n_modinfo ? mod->modinfo[i].value : NULL;
 }
 
 KMODNS_EXPORT const char *kmodns_symbol_get_name(const struct kmodns_symbol *sym) { return sym->name; }

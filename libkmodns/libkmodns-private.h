@@ -59,6 +59,8 @@ struct kmodns_module {
 	size_t imports_raw;
 	struct kmodns_symbol *undefined;
 	size_t n_undefined, undefined_capacity;
+	struct modinfo_record { const char *key, *value; } *modinfo;
+	size_t n_modinfo, modinfo_capacity;
 };
 
 /* A module image in memory, decompressed. */
@@ -81,4 +83,6 @@ int kmodns_elf_read(struct kmodns_module *mod, struct kmodns_image *image, unsig
 int kmodns_module_add_export(struct kmodns_module *mod, const char *symbol, size_t symbol_len,
 			     const char *ns, enum kmodns_export_type type);
 int kmodns_module_add_import(struct kmodns_module *mod, const char *ns);
+/* One "key=value" record of .modinfo (a record without '=' has value ""). */
+int kmodns_module_add_modinfo(struct kmodns_module *mod, const char *record);
 int kmodns_module_add_undefined(struct kmodns_module *mod, const char *name, bool weak);

@@ -58,7 +58,7 @@ bool kmodns_export_is_gpl(const struct kmodns_export *exp);
 /* The owner as Module.symvers names it ("vmlinux", "drivers/usb/storage/usb-storage");
  * for a module's own exports, the module's name. */
 const char *kmodns_export_get_owner(const struct kmodns_export *exp);
-/* false when no CRC is known (kernels without MODVERSIONS, a module's own exports). */
+/* false when no CRC is known (kernels without MODVERSIONS). */
 bool kmodns_export_get_crc(const struct kmodns_export *exp, uint32_t *crc);
 /* "EXPORT_SYMBOL", "EXPORT_SYMBOL_GPL", ... as written in Module.symvers. */
 const char *kmodns_export_type_to_string(enum kmodns_export_type type);
@@ -117,6 +117,11 @@ size_t kmodns_module_get_import_count(const struct kmodns_module *mod);
 const char *kmodns_module_get_import(const struct kmodns_module *mod, size_t i);
 /* How many import records the module holds before deduplication. */
 size_t kmodns_module_get_import_raw_count(const struct kmodns_module *mod);
+
+/* The .modinfo records in file order ("alias", "softdep", ...); value "" when a record has no '='. */
+size_t kmodns_module_get_modinfo_count(const struct kmodns_module *mod);
+const char *kmodns_module_get_modinfo_key(const struct kmodns_module *mod, size_t i);
+const char *kmodns_module_get_modinfo_value(const struct kmodns_module *mod, size_t i);
 
 /* Undefined symbols the module needs resolved, in symbol-table order. */
 struct kmodns_symbol;

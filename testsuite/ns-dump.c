@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * ns-dump [--relocations] FILE...: what libkmodns reads from each module, in
- * the .expected format of gen-fixtures (exports sorted by symbol). The tests
- * diff it against fixtures and real kernels' Module.symvers.
+ * ns-dump [--relocations|--export-crcs] FILE...: what libkmodns reads from each
+ * module, in the .expected format of gen-fixtures (exports sorted by symbol).
+ * The tests diff it against fixtures and real kernels' Module.symvers;
+ * --export-crcs prints "0xCRC symbol" for each export instead.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -17,6 +18,8 @@ static int export_cmp(const void *a, const void *b)
 	return strcmp(kmodns_export_get_symbol(*x), kmodns_export_get_symbol(*y));
 }
 
+static bool export_crcs_only;
+
 static int dump(struct kmodns_ctx *ctx, const char *path, unsigned flags)
 {
 	struct kmodns_module *mod;
@@ -26,6 +29,16 @@ static int dump(struct kmodns_ctx *ctx, const char *path, unsigned flags)
 
 	if (r < 0)
 		return r;
+	if (export_crcs_only) {
+		for (i = 0; i < kmodns_module_get_export_count(mod); i++) {
+			const struct kmodns_export *e = kmodns_module_get_export(mod, i);
+			uint32_t crc = 0;
+			kmodns_export_get_crc(e, &crc);
+			printf("0x%08x %s\n", crc, kmodns_export_get_symbol(e));
+		}
+		kmodns_module_unref(mod);
+		return 0;
+	}
 	printf("module %s\n", kmodns_module_get_name(mod));
 	printf("elf %d %s\n", kmodns_module_get_elf_class(mod),
 	       kmodns_module_is_big_endian(mod) ? "be" : "le");
@@ -69,6 +82,9 @@ int main(int argc, char *argv[])
 
 	if (argc > 1 && streq(argv[1], "--relocations")) {
 		flags |= KMODNS_MODULE_EXPORTS_BY_RELOCATIONS;
+		argv++, argc--;
+	} else if (argc > 1 && streq(argv[1], "--export-crcs")) {
+		export_crcs_only = true;
 		argv++, argc--;
 	}
 	kmodns_set_log_fn(ctx, tool_log_kmodns, NULL);

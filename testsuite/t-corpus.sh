@@ -85,6 +85,17 @@ for era in $eras; do
 		fi
 	done
 
+	# (b') export CRCs (__crc_ symbols), against Module.symvers' first column.
+	awk -F'\t' '$3 != "vmlinux" { print $1 " " $2 }' "$dir/Module.symvers" | LC_ALL=C sort >"$T/crc-symvers"
+	if xargs -a "$T/list" -d '\n' $W "$B/testsuite/ns-dump" --export-crcs 2>"$T/dump.err" | LC_ALL=C sort >"$T/crc-ours"; then
+		d=$(comm -3 "$T/crc-symvers" "$T/crc-ours" | wc -l)
+		[ "${KMODNS_CORPUS_EVERY:-1}" != 1 ] && d=$(comm -13 "$T/crc-symvers" "$T/crc-ours" | wc -l)
+		echo "export CRCs $era: $(wc -l <"$T/crc-ours") exports, $d differences from Module.symvers"
+		if [ "$d" -eq 0 ]; then pass "export-crcs-$era"; else fail "export-crcs-$era: $d differences"; fi
+	else
+		fail "export-crcs-$era: ns-dump failed"
+	fi
+
 	# (c) imports: Debian's modinfo import_ns records, deduplicated per module in first-seen order.
 	if [ -n "$kmod_modinfo" ] && [ -s "$T/kmod" ]; then
 		awk '/^filename:/ { if (f) print f "\t" s; f = $2; s = ""; delete seen; next }
