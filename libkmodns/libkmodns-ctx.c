@@ -14,16 +14,17 @@ KMODNS_EXPORT struct kmodns_ctx *kmodns_new(void)
 	return ctx;
 }
 
+/* Atomic: modules of one context may be read on several threads at once. */
 KMODNS_EXPORT struct kmodns_ctx *kmodns_ref(struct kmodns_ctx *ctx)
 {
 	if (ctx)
-		ctx->refcount++;
+		__atomic_add_fetch(&ctx->refcount, 1, __ATOMIC_RELAXED);
 	return ctx;
 }
 
 KMODNS_EXPORT struct kmodns_ctx *kmodns_unref(struct kmodns_ctx *ctx)
 {
-	if (ctx == NULL || --ctx->refcount > 0)
+	if (ctx == NULL || __atomic_sub_fetch(&ctx->refcount, 1, __ATOMIC_ACQ_REL) > 0)
 		return NULL;
 	free(ctx);
 	return NULL;

@@ -28,6 +28,7 @@ struct kmodns_ctx;
 typedef void (*kmodns_log_fn)(void *data, int priority, const char *file, int line,
 			      const char *fn, const char *format, va_list args);
 
+/* A context may be shared by threads that each read their own modules. */
 struct kmodns_ctx *kmodns_new(void);
 struct kmodns_ctx *kmodns_ref(struct kmodns_ctx *ctx);
 struct kmodns_ctx *kmodns_unref(struct kmodns_ctx *ctx);

@@ -54,3 +54,33 @@ void json_write_string(FILE *out, const char *s)
 	}
 	fputc('"', out);
 }
+
+/* kmod's alias normalisation: '-' read as '_' except inside [...]; NULL for an unmatched bracket. */
+char *alias_normalize(const char *alias)
+{
+	char *out = strdup(alias), *q = out;
+	const char *p;
+
+	if (out == NULL)
+		return NULL;
+	for (p = alias; *p; p++) {
+		if (*p == ']') {
+			free(out);
+			return NULL;
+		}
+		if (*p == '[') {
+			const char *close = strchr(p, ']');
+			if (close == NULL) {
+				free(out);
+				return NULL;
+			}
+			memcpy(q, p, (size_t)(close - p) + 1);
+			q += close - p + 1;
+			p = close;
+			continue;
+		}
+		*q++ = *p == '-' ? '_' : *p;
+	}
+	*q = '\0';
+	return out;
+}

@@ -17,3 +17,7 @@ void tool_log_kmodns(void *data, int priority, const char *file, int line, const
 
 /* Writes s as a JSON string literal, quotes included. */
 void json_write_string(FILE *out, const char *s);
+
+/* kmod's alias key: '-' read as '_' except inside [...]; NULL for an unmatched bracket
+ * (errno EINVAL) or no memory. */
+char *alias_normalize(const char *alias);

@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The modules.*.bin format: big-endian words; a header (magic, version, root word); nodes of a
+ * Patricia trie, each an optional NUL-terminated prefix, an optional dense child table
+ * (first char, last char, one word per char) and an optional value list (count, then priority
+ * and NUL-terminated string per value).  A word is a node offset ORed with flags saying which
+ * parts the node has.
+ *
+ * The writer never builds the trie: it sorts the records, and a sorted range of keys sharing
+ * their first bytes is exactly one subtree, so nodes fall out of a walk over ranges.  kmod <= 33
+ * writes each node after its children (children in ascending character order) and the root
+ * last; doing the same makes the bytes identical.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "libkmodns-index.h"
+#include "libkmodns-util.h"
+
+#define INDEX_MAGIC 0xB007F457u
+#define INDEX_VERSION 0x00020001u
+#define INDEX_VERSION_MAJOR 0x0002u
+#define INDEX_HEADER_SIZE 12u
+#define INDEX_NODE_PREFIX 0x80000000u
+#define INDEX_NODE_VALUES 0x40000000u
+#define INDEX_NODE_CHILDS 0x20000000u
+#define INDEX_NODE_MASK 0x0FFFFFFFu
+
+/* ---- writing ------------------------------------------------------------------------------ */
+
+struct index_record {
+	const char *key, *value;
+	size_t key_len, value_len;
+	unsigned priority;
+	size_t seq; /* insertion order, for the equal-priority rule */
+};
+
+struct kmodns_index_builder {
+	struct arena strings;
+	struct index_record *records;
+	size_t n_records, capacity;
+};
+
+struct kmodns_index_builder *kmodns_index_builder_new(void)
+{
+	return calloc(1, sizeof(struct kmodns_index_builder));
+}
+
+void kmodns_index_builder_free(struct kmodns_index_builder *b)
+{
+	if (b == NULL)
+		return;
+	arena_release(&b->strings);
+	free(b->records);
+	free(b);
+}
+
+/* Length of s, or -1 if it has a byte kmod's 128-wide child tables cannot hold. */
+static long ascii_len(const char *s)
+{
+	const char *p;
+
+	for (p = s; *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			return -1;
+	return p - s;
+}
+
+int kmodns_index_builder_add(struct kmodns_index_builder *b, const char *key, const char *value,
+			     unsigned priority)
+{
+	long klen = ascii_len(key), vlen = ascii_len(value);
+	struct index_record *r;
+	int err;
+
+	if (klen < 0 || vlen < 0)
+		return -EINVAL;
+	err = array_reserve((void **)&b->records, &b->capacity, sizeof(*b->records),
+			    b->n_records + 1);
+	if (err < 0)
+		return err;
+	r = &b->records[b->n_records];
+	r->key = arena_strndup(&b->strings, key, (size_t)klen);
+	r->value = arena_strndup(&b->strings, value, (size_t)vlen);
+	if (r->key == NULL || r->value == NULL)
+		return -ENOMEM;
+	r->key_len = (size_t)klen;
+	r->value_len = (size_t)vlen;
+	r->priority = priority;
+	r->seq = b->n_records++;
+	return 0;
+}
+
+/* Key order groups subtrees; then the value order a node stores. */
+static int record_cmp(const void *pa, const void *pb)
+{
+	const struct index_record *a = pa, *b = pb;
+	int c = strcmp(a->key, b->key);
+
+	if (c != 0)
+		return c;
+	if (a->priority != b->priority)
+		return a->priority < b->priority ? -1 : 1;
+	return a->seq < b->seq ? 1 : a->seq > b->seq ? -1 : 0;
+}
+
+struct outbuf {
+	unsigned char *data;
+	size_t len, capacity;
+};
+
+static int out_append(struct outbuf *o, const void *p, size_t n)
+{
+	int err = array_reserve((void **)&o->data, &o->capacity, 1, o->len + n);
+
+	if (err < 0)
+		return err;
+	memcpy(o->data + o->len, p, n);
+	o->len += n;
+	return 0;
+}
+
+static void put_be32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+static int out_be32(struct outbuf *o, uint32_t v)
+{
+	unsigned char w[4];
+
+	put_be32(w, v);
+	return out_append(o, w, 4);
+}
+
+/* A node being written: its records, and how far its children are done. */
+struct write_frame {
+	size_t lo, hi;       /* records of the subtree, sorted */
+	size_t prefix_at;    /* offset in the keys where the node's prefix starts */
+	size_t depth;        /* prefix_at + prefix length: where the node's keys end or branch */
+	size_t values_end;   /* records [lo, values_end) end at this node */
+	size_t next;         /* first record of the next child to write */
+	size_t kids_base;    /* this node's finished children start at kids[kids_base] */
+	unsigned char edge;  /* the character leading here from the parent */
+};
+
+struct write_kid {
+	unsigned char ch;
+	uint32_t word;
+};
+
+struct write_state {
+	const struct index_record *r;
+	struct outbuf out;
+	struct write_frame *stack;
+	size_t depth, stack_capacity;
+	struct write_kid *kids;
+	size_t n_kids, kids_capacity;
+};
+
+/* Enters the subtree of records [lo, hi), which agree on their first prefix_at bytes. */
+static int frame_push(struct write_state *s, size_t lo, size_t hi, size_t prefix_at,
+		      unsigned char edge, bool root)
+{
+	const struct index_record *r = s->r;
+	struct write_frame *f;
+	size_t d = prefix_at, i;
+	int err;
+
+	err = array_reserve((void **)&s->stack, &s->stack_capacity, sizeof(*s->stack), s->depth + 1);
+	if (err < 0)
+		return err;
+	/* Sorted, so the range's common prefix is that of its first and last key; kmod's root
+	 * never carries a prefix. */
+	if (!root)
+		while (r[lo].key[d] != '\0' && r[lo].key[d] == r[hi - 1].key[d])
+			d++;
+	for (i = lo; i < hi && r[i].key_len == d; i++)
+		;
+	f = &s->stack[s->depth++];
+	*f = (struct write_frame){ .lo = lo, .hi = hi, .prefix_at = prefix_at, .depth = d,
+				   .values_end = i, .next = i, .kids_base = s->n_kids, .edge = edge };
+	return 0;
+}
+
+/* Appends the node of the top frame, its children already written; returns its word. */
+static int frame_emit(struct write_state *s, uint32_t *word)
+{
+	const struct write_frame *f = &s->stack[s->depth - 1];
+	const struct index_record *r = s->r;
+	struct outbuf *o = &s->out;
+	size_t offset = o->len, n_kids = s->n_kids - f->kids_base, i;
+	uint32_t flags = 0;
+	int err;
+
+	if (offset > INDEX_NODE_MASK)
+		return -EFBIG;
+	if (f->depth > f->prefix_at) {
+		flags |= INDEX_NODE_PREFIX;
+		err = out_append(o, r[f->lo].key + f->prefix_at, f->depth - f->prefix_at);
+		if (err >= 0)
+			err = out_append(o, "", 1);
+		if (err < 0)
+			return err;
+	}
+	if (n_kids > 0) {
+		const struct write_kid *k = s->kids + f->kids_base;
+		unsigned char range[2] = { k[0].ch, k[n_kids - 1].ch };
+		size_t width = (size_t)(range[1] - range[0]) + 1, at;
+
+		flags |= INDEX_NODE_CHILDS;
+		err = out_append(o, range, 2);
+		if (err < 0)
+			return err;
+		at = o->len;
+		err = array_reserve((void **)&o->data, &o->capacity, 1, at + 4 * width);
+		if (err < 0)
+			return err;
+		memset(o->data + at, 0, 4 * width);
+		for (i = 0; i < n_kids; i++)
+			put_be32(o->data + at + 4 * (size_t)(k[i].ch - range[0]), k[i].word);
+		o->len = at + 4 * width;
+	}
+	if (f->values_end > f->lo) {
+		flags |= INDEX_NODE_VALUES;
+		err = out_be32(o, (uint32_t)(f->values_end - f->lo));
+		for (i = f->lo; err >= 0 && i < f->values_end; i++) {
+			err = out_be32(o, r[i].priority);
+			if (err >= 0)
+				err = out_append(o, r[i].value, r[i].value_len + 1);
+		}
+		if (err < 0)
+			return err;
+	}
+	*word = (uint32_t)offset | flags;
+	return 0;
+}
+
+/* Post-order over the ranges with an explicit stack: a chain of nested keys may be deep. */
+static int write_trie(struct write_state *s, size_t n, uint32_t *root_word)
+{
+	int err = frame_push(s, 0, n, 0, 0, true);
+
+	while (err >= 0 && s->depth > 0) {
+		struct write_frame *f = &s->stack[s->depth - 1];
+		uint32_t word;
+
+		if (f->next < f->hi) {
+			/* the next child: records sharing the character after this node's keys */
+			size_t lo = f->next, d = f->depth, hi = lo + 1;
+			unsigned char ch = (unsigned char)s->r[lo].key[d];
+
+			while (hi < f->hi && (unsigned char)s->r[hi].key[d] == ch)
+				hi++;
+			f->next = hi;
+			err = frame_push(s, lo, hi, d + 1, ch, false);
+			continue;
+		}
+		err = frame_emit(s, &word);
+		if (err < 0)
+			break;
+		s->n_kids = f->kids_base;
+		s->depth--;
+		if (s->depth == 0) {
+			*root_word = word;
+			break;
+		}
+		err = array_reserve((void **)&s->kids, &s->kids_capacity, sizeof(*s->kids),
+				    s->n_kids + 1);
+		if (err >= 0)
+			s->kids[s->n_kids++] = (struct write_kid){ .ch = f->edge, .word = word };
+	}
+	return err;
+}
+
+int kmodns_index_builder_write(struct kmodns_index_builder *b, FILE *out)
+{
+	struct write_state s = { .r = b->records };
+	uint32_t root = 0;
+	int err;
+
+	if (b->n_records > 1) /* qsort wants a non-NULL array even for none */
+		qsort(b->records, b->n_records, sizeof(*b->records), record_cmp);
+	err = out_be32(&s.out, INDEX_MAGIC);
+	if (err >= 0)
+		err = out_be32(&s.out, INDEX_VERSION);
+	if (err >= 0)
+		err = out_be32(&s.out, 0); /* the root word, known last */
+	if (err >= 0)
+		err = write_trie(&s, b->n_records, &root);
+	if (err >= 0) {
+		put_be32(s.out.data + 8, root);
+		errno = 0;
+		if (fwrite(s.out.data, 1, s.out.len, out) != s.out.len || fflush(out) != 0 ||
+		    ferror(out))
+			err = errno > 0 ? -errno : -EIO;
+	}
+	free(s.out.data);
+	free(s.stack);
+	free(s.kids);
+	return err;
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+struct kmodns_index {
+	const unsigned char *data;
+	size_t size;
+	bool mapped;
+	uint32_t root;
+};
+
+static uint32_t get_be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+int kmodns_index_open(const char *path, struct kmodns_index **idx)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct kmodns_index *x;
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	x = calloc(1, sizeof(*x));
+	if (x == NULL)
+		return -ENOMEM;
+	if (S_ISREG(st.st_mode) && st.st_size >= (off_t)INDEX_HEADER_SIZE) {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p != MAP_FAILED) {
+			x->data = p;
+			x->size = (size_t)st.st_size;
+			x->mapped = true;
+		}
+	}
+	if (!x->mapped) {
+		/* pipes and the like, or a file mmap refuses */
+		char *buf;
+		int err = read_file(path, &buf, &x->size);
+		if (err < 0) {
+			free(x);
+			return err;
+		}
+		x->data = (const unsigned char *)buf;
+	}
+	if (x->size < INDEX_HEADER_SIZE || get_be32(x->data) != INDEX_MAGIC ||
+	    get_be32(x->data + 4) >> 16 != INDEX_VERSION_MAJOR) {
+		kmodns_index_close(x);
+		return -EBADMSG;
+	}
+	x->root = get_be32(x->data + 8);
+	*idx = x;
+	return 0;
+}
+
+void kmodns_index_close(struct kmodns_index *idx)
+{
+	if (idx == NULL)
+		return;
+	if (idx->mapped)
+		munmap((void *)idx->data, idx->size);
+	else
+		free((void *)idx->data);
+	free(idx);
+}
+
+/* Checks the value list at *at and returns its count, or -EBADMSG. */
+static int values_check(const struct kmodns_index *x, size_t at)
+{
+	size_t count, i;
+
+	if (x->size - at < 4)
+		return -EBADMSG;
+	count = get_be32(x->data + at);
+	at += 4;
+	/* each value takes at least 5 bytes: this bounds the loop before it runs */
+	if (count > (x->size - at) / 5 || count > INT32_MAX)
+		return -EBADMSG;
+	for (i = 0; i < count; i++) {
+		const unsigned char *nul;
+		if (x->size - at < 5)
+			return -EBADMSG;
+		nul = memchr(x->data + at + 4, '\0', x->size - at - 4);
+		if (nul == NULL)
+			return -EBADMSG;
+		at = (size_t)(nul - x->data) + 1;
+	}
+	return (int)count;
+}
+
+int kmodns_index_lookup(struct kmodns_index *idx, const char *key,
+			int (*fn)(void *data, const char *value, unsigned priority), void *data)
+{
+	const struct kmodns_index *x = idx;
+	uint32_t word = x->root;
+	const char *k = key;
+	size_t at;
+	int count, i;
+
+	/* every step down consumes one key byte, so a looping file cannot loop us */
+	for (;;) {
+		size_t kids = 0;
+		unsigned first = 0, last = 0;
+
+		at = word & INDEX_NODE_MASK;
+		if (at > x->size)
+			return -EBADMSG;
+		if (word & INDEX_NODE_PREFIX) {
+			const unsigned char *p = x->data + at;
+			const unsigned char *nul = memchr(p, '\0', x->size - at);
+			size_t len;
+			if (nul == NULL)
+				return -EBADMSG;
+			len = (size_t)(nul - p);
+			if (strncmp(k, (const char *)p, len) != 0)
+				return 0;
+			k += len;
+			at += len + 1;
+		}
+		if (word & INDEX_NODE_CHILDS) {
+			if (x->size - at < 2)
+				return -EBADMSG;
+			first = x->data[at];
+			last = x->data[at + 1];
+			if (last < first || (x->size - at - 2) / 4 < (size_t)(last - first) + 1)
+				return -EBADMSG;
+			kids = at + 2;
+			at = kids + 4 * ((size_t)(last - first) + 1);
+		}
+		if (*k == '\0')
+			break;
+		if (!(word & INDEX_NODE_CHILDS) || (unsigned char)*k < first ||
+		    (unsigned char)*k > last)
+			return 0;
+		word = get_be32(x->data + kids + 4 * ((unsigned char)*k - first));
+		if (word == 0)
+			return 0;
+		k++;
+	}
+	if (!(word & INDEX_NODE_VALUES))
+		return 0;
+	count = values_check(x, at);
+	if (count <= 0 || fn == NULL)
+		return count;
+	at += 4;
+	for (i = 0; i < count; i++) {
+		unsigned priority = get_be32(x->data + at);
+		const char *value = (const char *)x->data + at + 4;
+		int r = fn(data, value, priority);
+		if (r < 0)
+			return r;
+		at += 4 + strlen(value) + 1;
+	}
+	return count;
+}

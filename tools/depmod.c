@@ -1,0 +1,1365 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * depmod - generate modules.dep and map files.
+ *
+ * A drop-in for kmod 30's depmod: the same options, configuration, warnings
+ * and exit codes, and the same bytes in every file it writes. The story:
+ * read the configuration, find the modules, put them in modules.order's
+ * order, read them all (in parallel, with libkmodns), learn the kernel's own
+ * symbols, resolve each module's undefined symbols to the module exporting
+ * them, sort the dependencies, and write every file to a temporary name,
+ * renaming them all only once all are complete.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
+#include "libkmodns.h"
+#include "libkmodns-index.h"
+#include "tool-util.h"
+
+#define DEFAULT_MODULE_DIR "/lib/modules"
+
+static const char options_short[] = "aAb:o:m:C:E:F:euqrvnP:wVh";
+static const struct option options[] = {
+	{ "all", no_argument, NULL, 'a' },
+	{ "quick", no_argument, NULL, 'A' },
+	{ "basedir", required_argument, NULL, 'b' },
+	{ "outdir", required_argument, NULL, 'o' },
+	{ "moduledir", required_argument, NULL, 'm' },
+	{ "config", required_argument, NULL, 'C' },
+	{ "symvers", required_argument, NULL, 'E' },
+	{ "filesyms", required_argument, NULL, 'F' },
+	{ "errsyms", no_argument, NULL, 'e' },
+	{ "unresolved-error", no_argument, NULL, 'u' }, /* deprecated, ignored */
+	{ "quiet", no_argument, NULL, 'q' },            /* deprecated, ignored */
+	{ "root", no_argument, NULL, 'r' },             /* deprecated, ignored */
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "show", no_argument, NULL, 'n' },
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "symbol-prefix", required_argument, NULL, 'P' },
+	{ "warn", no_argument, NULL, 'w' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void help(void)
+{
+	printf("Usage:\n"
+	       "\t%s -[aA] [options] [forced_version]\n"
+	       "\n"
+	       "If no arguments (except options) are given, \"depmod -a\" is assumed\n"
+	       "\n"
+	       "depmod will output a dependency list suitable for the modprobe utility.\n"
+	       "\n"
+	       "Options:\n"
+	       "\t-a, --all            Probe all modules\n"
+	       "\t-A, --quick          Only does the work if there's a new module\n"
+	       "\t-e, --errsyms        Report not supplied symbols\n"
+	       "\t-n, --show           Write the dependency file on stdout only\n"
+	       "\t-P, --symbol-prefix  Architecture symbol prefix\n"
+	       "\t-C, --config=PATH    Read configuration from PATH\n"
+	       "\t-v, --verbose        Enable verbose mode\n"
+	       "\t-w, --warn           Warn on duplicates\n"
+	       "\t-V, --version        show version\n"
+	       "\t-h, --help           show this help\n"
+	       "\n"
+	       "The following options are useful for people managing distributions:\n"
+	       "\t-b, --basedir=DIR    Use an image of a module tree.\n"
+	       "\t-m, --moduledir=DIR  Module directory below the base directory (default " DEFAULT_MODULE_DIR ").\n"
+	       "\t-o, --outdir=DIR     Output directory for generated files.\n"
+	       "\t-F, --filesyms=FILE  Use the file instead of the\n"
+	       "\t                     current kernel symbols.\n"
+	       "\t-E, --symvers=FILE   Use Module.symvers file to check\n"
+	       "\t                     symbol versions.\n",
+	       program_invocation_short_name);
+}
+
+static bool verbose;
+
+_printf_(1, 2) static void info(const char *fmt, ...)
+{
+	va_list args;
+
+	if (!verbose)
+		return;
+	va_start(args, fmt);
+	vprintf(fmt, args);
+	va_end(args);
+}
+
+/* ---- configuration (depmod.d) ----------------------------------------------- */
+
+struct search {
+	char *path; /* NULL for "built-in" */
+};
+
+struct override {
+	char *modname, *kversion, *subdir;
+};
+
+struct cfg {
+	const char *kversion;
+	char dirname[PATH_MAX]; /* <basedir><moduledir>/<kversion> */
+	size_t dirnamelen;
+	char outdir[PATH_MAX];
+	char sym_prefix;
+	bool print_unknown, check_symvers, warn_dups;
+	struct search *searches;
+	size_t n_searches;
+	struct override *overrides;
+	size_t n_overrides;
+	char **externals; /* absolute directories */
+	size_t n_externals;
+	struct strset excludes;
+};
+
+static void cfg_release(struct cfg *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->n_searches; i++)
+		free(cfg->searches[i].path);
+	for (i = 0; i < cfg->n_overrides; i++) {
+		free(cfg->overrides[i].modname);
+		free(cfg->overrides[i].kversion);
+		free(cfg->overrides[i].subdir);
+	}
+	for (i = 0; i < cfg->n_externals; i++)
+		free(cfg->externals[i]);
+	free(cfg->searches);
+	free(cfg->overrides);
+	free(cfg->externals);
+	strset_release(&cfg->excludes);
+}
+
+/* "kernelversion" in an override or external line: the running one, or "*". */
+static bool kversion_matches(const struct cfg *cfg, const char *pattern)
+{
+	return streq(pattern, "*") || streq(pattern, cfg->kversion);
+}
+
+static int cfg_add_search(struct cfg *cfg, const char *word)
+{
+	struct search *se;
+	size_t cap = cfg->n_searches;
+
+	if (array_reserve((void **)&cfg->searches, &cap, sizeof(*se), cfg->n_searches + 1) < 0)
+		return -ENOMEM;
+	se = &cfg->searches[cfg->n_searches++];
+	se->path = streq(word, "built-in") ? NULL : strdup(word);
+	return 0;
+}
+
+/* One depmod.d file; a malformed line is an error naming the file and line, and is skipped. */
+static void cfg_parse_file(struct cfg *cfg, const char *path)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned lineno = 0;
+
+	if (f == NULL) {
+		tool_err("could not open '%s' for reading: %m", path);
+		return;
+	}
+	while (getline(&line, &cap, f) >= 0) {
+		char *save = NULL, *cmd, *w[4];
+		size_t n = 0;
+
+		lineno++;
+		line[strcspn(line, "#\n")] = '\0';
+		cmd = strtok_r(line, " \t", &save);
+		if (cmd == NULL)
+			continue;
+		while (n < ARRAY_SIZE(w) && (w[n] = strtok_r(NULL, " \t", &save)) != NULL)
+			n++;
+		if (streq(cmd, "search") && n > 0) {
+			size_t i;
+			cfg_add_search(cfg, w[0]);
+			for (i = 1; i < n; i++)
+				cfg_add_search(cfg, w[i]);
+			while ((cmd = strtok_r(NULL, " \t", &save)) != NULL)
+				cfg_add_search(cfg, cmd);
+		} else if (streq(cmd, "override") && n == 3) {
+			size_t c = cfg->n_overrides;
+			if (!kversion_matches(cfg, w[1]))
+				continue;
+			if (array_reserve((void **)&cfg->overrides, &c, sizeof(*cfg->overrides),
+					  cfg->n_overrides + 1) < 0)
+				break;
+			cfg->overrides[cfg->n_overrides++] = (struct override){
+				strdup(w[0]), strdup(w[1]), strdup(w[2]) };
+		} else if (streq(cmd, "external") && n >= 2) {
+			if (!kversion_matches(cfg, w[0]))
+				continue;
+			for (char *d = w[1]; d != NULL; d = strtok_r(NULL, " \t", &save)) {
+				size_t c = cfg->n_externals;
+				if (array_reserve((void **)&cfg->externals, &c, sizeof(char *),
+						  cfg->n_externals + 1) < 0)
+					break;
+				cfg->externals[cfg->n_externals++] = strdup(d);
+				if (n == 3 && d == w[1])
+					d = w[2];
+			}
+		} else if (streq(cmd, "exclude") && n >= 1) {
+			strset_add(&cfg->excludes, w[0]);
+		} else if (streq(cmd, "include") || streq(cmd, "make_map_files")) {
+			tool_warn("%s:%u: directive '%s' is not supported by this depmod", path, lineno, cmd);
+		} else {
+			tool_err("%s:%u: ignoring bad line starting with '%s'", path, lineno, cmd);
+		}
+	}
+	free(line);
+}
+
+/* Configuration files sort by their base name, whatever their directory. */
+static int basename_cmp(const void *a, const void *b)
+{
+	const char *x = strrchr(*(char *const *)a, '/'), *y = strrchr(*(char *const *)b, '/');
+
+	return strcmp(x ? x + 1 : *(char *const *)a, y ? y + 1 : *(char *const *)b);
+}
+
+/* kmod's order: the four depmod.d directories, *.conf sorted by name, a name's first directory wins. */
+static void cfg_load(struct cfg *cfg, char **config_paths, size_t n_config_paths)
+{
+	static const char *const dirs[] = { "/etc/depmod.d", "/run/depmod.d",
+					    "/usr/local/lib/depmod.d", "/lib/depmod.d" };
+	struct strset seen = { 0 };
+	char **files = NULL;
+	size_t n_files = 0, cap = 0, i, d;
+
+	if (n_config_paths > 0) {
+		for (i = 0; i < n_config_paths; i++)
+			cfg_parse_file(cfg, config_paths[i]);
+	} else {
+		for (d = 0; d < ARRAY_SIZE(dirs); d++) {
+			DIR *dir = opendir(dirs[d]);
+			struct dirent *de;
+			if (dir == NULL)
+				continue;
+			while ((de = readdir(dir)) != NULL) {
+				size_t len = strlen(de->d_name);
+				char *path;
+				if (len < 6 || !streq(de->d_name + len - 5, ".conf") ||
+				    strset_add(&seen, de->d_name) <= 0)
+					continue;
+				if (asprintf(&path, "%s/%s", dirs[d], de->d_name) < 0 ||
+				    array_reserve((void **)&files, &cap, sizeof(char *), n_files + 1) < 0)
+					break;
+				files[n_files++] = path;
+			}
+			closedir(dir);
+		}
+		/* sorted by file name, whatever the directory */
+		if (n_files > 0)
+			qsort(files, n_files, sizeof(char *), basename_cmp);
+		for (i = 0; i < n_files; i++) {
+			cfg_parse_file(cfg, files[i]);
+			free(files[i]);
+		}
+		free(files);
+	}
+	strset_release(&seen);
+	if (cfg->n_searches == 0)
+		cfg_add_search(cfg, "built-in");
+}
+
+/* ---- the modules ---------------------------------------------------------- */
+
+struct mod {
+	char *path;       /* to read it */
+	char *relpath;    /* as modules.dep writes it */
+	char *uncrelpath; /* relpath without the compression suffix, as modules.order has it */
+	char *name;       /* kernel name: base name up to the first '.', '-' as '_' */
+	struct kmodns_module *ns;
+	long sort_idx;
+	size_t idx;
+	struct mod **deps;
+	size_t n_deps, deps_capacity;
+	unsigned users;
+	size_t dep_sort_idx;
+};
+
+struct depmod {
+	struct cfg *cfg;
+	struct kmodns_ctx *ctx;
+	struct mod **mods;
+	size_t n_mods, mods_capacity;
+	struct strset mod_names; /* index i is mod_by_name[i] */
+	struct mod **mod_by_name;
+	size_t mod_by_name_capacity;
+	/* symbols: index i of names owned by owners[i] (NULL = the kernel) */
+	struct strset symbols;
+	struct symbol_owner {
+		struct mod *owner;
+		bool has_crc;
+		uint32_t crc;
+	} *owners;
+	size_t owners_capacity;
+};
+
+static void mod_free(struct mod *m)
+{
+	free(m->path);
+	free(m->relpath);
+	free(m->uncrelpath);
+	free(m->name);
+	free(m->deps);
+	kmodns_module_unref(m->ns);
+	free(m);
+}
+
+static void depmod_release(struct depmod *dm)
+{
+	size_t i;
+
+	for (i = 0; i < dm->n_mods; i++)
+		mod_free(dm->mods[i]);
+	free(dm->mods);
+	strset_release(&dm->mod_names);
+	free(dm->mod_by_name);
+	strset_release(&dm->symbols);
+	free(dm->owners);
+}
+
+static const char *const module_suffixes[] = { ".ko", ".ko.xz", ".ko.zst", ".ko.gz" };
+
+static size_t module_suffix_len(const char *name)
+{
+	size_t len = strlen(name), i;
+
+	for (i = 0; i < ARRAY_SIZE(module_suffixes); i++) {
+		size_t sl = strlen(module_suffixes[i]);
+		if (len > sl && streq(name + len - sl, module_suffixes[i]))
+			return sl;
+	}
+	return 0;
+}
+
+static char *modname_from_filename(const char *base)
+{
+	char *name = strndup(base, strcspn(base, "."));
+	char *p;
+
+	for (p = name; p && *p; p++)
+		if (*p == '-')
+			*p = '_';
+	return name;
+}
+
+/* Search priority of a path relative to the module dir (lower wins); overrides beat everything. */
+static long search_priority(const struct cfg *cfg, const struct mod *m)
+{
+	long builtin = -1;
+	size_t i;
+
+	for (i = 0; i < cfg->n_overrides; i++) {
+		const struct override *ov = &cfg->overrides[i];
+		size_t sl = strlen(ov->subdir);
+		if (streq(ov->modname, m->name) && strncmp(m->relpath, ov->subdir, sl) == 0 &&
+		    m->relpath[sl] == '/' && strchr(m->relpath + sl + 1, '/') == NULL)
+			return -2;
+	}
+	for (i = 0; i < cfg->n_searches; i++) {
+		const char *p = cfg->searches[i].path;
+		size_t pl;
+		if (p == NULL) {
+			builtin = (long)i;
+			continue;
+		}
+		pl = strlen(p);
+		if (strncmp(m->relpath, p, pl) == 0 && m->relpath[pl] == '/')
+			return (long)i;
+	}
+	for (i = 0; i < cfg->n_externals; i++) {
+		size_t el = strlen(cfg->externals[i]);
+		if (strncmp(m->path, cfg->externals[i], el) == 0 && m->path[el] == '/')
+			return (long)(cfg->n_searches + i);
+	}
+	return builtin;
+}
+
+/* Adds a found module file, or lets it replace a same-named one of lower priority. */
+static int depmod_add_module(struct depmod *dm, const char *path, const char *relpath)
+{
+	const char *base = strrchr(path, '/');
+	struct mod *m = calloc(1, sizeof(*m));
+	long i;
+	int r;
+
+	if (m == NULL)
+		return -ENOMEM;
+	base = base ? base + 1 : path;
+	m->path = strdup(path);
+	m->relpath = strdup(relpath);
+	m->uncrelpath = strndup(relpath, strlen(relpath) - module_suffix_len(relpath) + strlen(".ko"));
+	m->name = modname_from_filename(base);
+	if (!m->path || !m->relpath || !m->uncrelpath || !m->name) {
+		mod_free(m);
+		return -ENOMEM;
+	}
+	i = strset_find(&dm->mod_names, m->name);
+	if (i >= 0) {
+		struct mod *old = dm->mod_by_name[i];
+		bool replace = search_priority(dm->cfg, m) <= search_priority(dm->cfg, old);
+		if (dm->cfg->warn_dups)
+			tool_warn("%s: duplicate module %s, %s used", m->name, replace ? old->path : m->path,
+				  replace ? m->path : old->path);
+		if (!replace) {
+			mod_free(m);
+			return 0;
+		}
+		dm->mod_by_name[i] = m;
+		for (size_t k = 0; k < dm->n_mods; k++)
+			if (dm->mods[k] == old)
+				dm->mods[k] = m;
+		mod_free(old);
+		return 0;
+	}
+	r = strset_add(&dm->mod_names, m->name);
+	if (r >= 0)
+		r = array_reserve((void **)&dm->mod_by_name, &dm->mod_by_name_capacity, sizeof(m),
+				  dm->mod_names.count);
+	if (r >= 0)
+		r = array_reserve((void **)&dm->mods, &dm->mods_capacity, sizeof(m), dm->n_mods + 1);
+	if (r < 0) {
+		mod_free(m);
+		return r;
+	}
+	dm->mod_by_name[dm->mod_names.count - 1] = m;
+	m->sort_idx = (long)dm->n_mods;
+	dm->mods[dm->n_mods++] = m;
+	return 0;
+}
+
+/* Walks dir (path prefix rel for modules.dep: "" under the module dir, absolute for external ones). */
+static int depmod_scan(struct depmod *dm, const char *dir, const char *rel, bool top)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int r = 0;
+
+	if (d == NULL) {
+		if (!top)
+			tool_err("could not open directory %s: %m", dir);
+		return top ? 0 : -errno;
+	}
+	while ((de = readdir(d)) != NULL && r >= 0) {
+		_cleanup_free_ char *path = NULL, *relpath = NULL;
+		struct stat st;
+		bool is_dir;
+
+		if (de->d_name[0] == '.')
+			continue;
+		/* the build and source links lead into the kernel's sources */
+		if (top && *rel == '\0' && (streq(de->d_name, "build") || streq(de->d_name, "source")))
+			continue;
+		if (strset_find(&dm->cfg->excludes, de->d_name) >= 0)
+			continue;
+		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0 ||
+		    asprintf(&relpath, "%s%s%s", rel, *rel ? "/" : "", de->d_name) < 0)
+			return -ENOMEM;
+		if (de->d_type == DT_DIR)
+			is_dir = true;
+		else if (de->d_type == DT_REG)
+			is_dir = false;
+		else if (stat(path, &st) == 0)
+			is_dir = S_ISDIR(st.st_mode);
+		else
+			continue;
+		if (is_dir)
+			r = depmod_scan(dm, path, relpath, false);
+		else if (module_suffix_len(de->d_name) > 0)
+			r = depmod_add_module(dm, path, relpath);
+	}
+	closedir(d);
+	return r;
+}
+
+static int mod_sort_cmp(const void *a, const void *b)
+{
+	const struct mod *x = *(struct mod *const *)a, *y = *(struct mod *const *)b;
+
+	if (x->sort_idx != y->sort_idx)
+		return x->sort_idx < y->sort_idx ? -1 : 1;
+	return strcmp(x->relpath, y->relpath);
+}
+
+/* modules.order first, in its order; the rest after, by path. */
+static int depmod_sort(struct depmod *dm)
+{
+	_cleanup_free_ char *path = NULL, *data = NULL;
+	struct strset order = { 0 };
+	size_t size, i;
+	char *p, *nl;
+
+	if (asprintf(&path, "%s/modules.order", dm->cfg->dirname) < 0)
+		return -ENOMEM;
+	if (read_file(path, &data, &size) == 0) {
+		for (p = data; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+			*nl = '\0';
+			if (*p && strset_add(&order, p) < 0) {
+				strset_release(&order);
+				return -ENOMEM;
+			}
+		}
+	}
+	for (i = 0; i < dm->n_mods; i++) {
+		long k = strset_find(&order, dm->mods[i]->uncrelpath);
+		dm->mods[i]->sort_idx = k >= 0 ? k - (long)order.count - 1 : 0;
+	}
+	strset_release(&order);
+	qsort(dm->mods, dm->n_mods, sizeof(*dm->mods), mod_sort_cmp);
+	for (i = 0; i < dm->n_mods; i++)
+		dm->mods[i]->idx = i;
+	return 0;
+}
+
+/* ---- reading the modules, on all cores -------------------------------------- */
+
+struct loader {
+	struct depmod *dm;
+	size_t next;
+	pthread_mutex_t lock;
+};
+
+static void *load_worker(void *data)
+{
+	struct loader *ld = data;
+
+	for (;;) {
+		struct mod *m;
+		pthread_mutex_lock(&ld->lock);
+		m = ld->next < ld->dm->n_mods ? ld->dm->mods[ld->next++] : NULL;
+		pthread_mutex_unlock(&ld->lock);
+		if (m == NULL)
+			return NULL;
+		/* an unreadable or corrupt module is reported (by the log function) and left out */
+		kmodns_module_new_from_path(ld->dm->ctx, m->path, 0, &m->ns);
+	}
+}
+
+static void depmod_load_modules(struct depmod *dm)
+{
+	struct loader ld = { .dm = dm, .lock = PTHREAD_MUTEX_INITIALIZER };
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t threads[64];
+	size_t n_threads = n < 1 ? 1 : n > 64 ? 64 : (size_t)n, started = 0, i;
+
+	for (i = 1; i < n_threads; i++)
+		if (pthread_create(&threads[started], NULL, load_worker, &ld) == 0)
+			started++;
+	load_worker(&ld);
+	for (i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+}
+
+/* ---- symbols and dependencies ------------------------------------------------- */
+
+static const char *skip_prefix(const struct depmod *dm, const char *name)
+{
+	return dm->cfg->sym_prefix && name[0] == dm->cfg->sym_prefix ? name + 1 : name;
+}
+
+/* A later owner replaces an earlier one: the last module in order owns a twice-exported symbol. */
+static int depmod_add_symbol(struct depmod *dm, const char *name, struct mod *owner, bool has_crc,
+			     uint32_t crc)
+{
+	int r = strset_add(&dm->symbols, name);
+	long i;
+
+	if (r < 0)
+		return r;
+	r = array_reserve((void **)&dm->owners, &dm->owners_capacity, sizeof(*dm->owners),
+			  dm->symbols.count);
+	if (r < 0)
+		return r;
+	i = strset_find(&dm->symbols, name);
+	dm->owners[i] = (struct symbol_owner){ owner, has_crc, crc };
+	return 0;
+}
+
+/* -F System.map: "__ksymtab_<sym>" lines are the kernel's exports. */
+static int depmod_load_system_map(struct depmod *dm, const char *path)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char line[4096];
+
+	if (f == NULL) {
+		tool_err("could not open '%s': %m", path);
+		return -errno;
+	}
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *sym = strstr(line, " __ksymtab_");
+		int r;
+		if (sym == NULL || line[0] == '\0')
+			continue;
+		sym += strlen(" __ksymtab_");
+		sym[strcspn(sym, "\r\n")] = '\0';
+		if (startswith(sym, "strings") || *sym == '\0')
+			continue;
+		r = depmod_add_symbol(dm, skip_prefix(dm, sym), NULL, false, 0);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* -E Module.symvers: the vmlinux rows are the kernel's exports, with their CRCs. */
+static int depmod_load_symvers(struct depmod *dm, const char *path)
+{
+	struct kmodns_symvers *sv;
+	size_t i;
+	int r = kmodns_symvers_new_from_file(dm->ctx, path, &sv);
+
+	if (r < 0)
+		return r;
+	for (i = 0; i < kmodns_symvers_get_count(sv) && r >= 0; i++) {
+		const struct kmodns_export *e = kmodns_symvers_get_export(sv, i);
+		uint32_t crc = 0;
+		bool has_crc = kmodns_export_get_crc(e, &crc);
+		if (streq(kmodns_export_get_owner(e), "vmlinux"))
+			r = depmod_add_symbol(dm, skip_prefix(dm, kmodns_export_get_symbol(e)), NULL,
+					      has_crc, crc);
+	}
+	kmodns_symvers_unref(sv);
+	return r;
+}
+
+static int mod_add_dependency(struct mod *m, struct mod *dep)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < m->n_deps; i++)
+		if (m->deps[i] == dep)
+			return 0;
+	r = array_reserve((void **)&m->deps, &m->deps_capacity, sizeof(dep), m->n_deps + 1);
+	if (r < 0)
+		return r;
+	m->deps[m->n_deps++] = dep;
+	dep->users++;
+	return 0;
+}
+
+static int depmod_resolve(struct depmod *dm)
+{
+	size_t i, k;
+	int r;
+
+	for (i = 0; i < dm->n_mods; i++) {
+		struct mod *m = dm->mods[i];
+		for (k = 0; m->ns && k < kmodns_module_get_export_count(m->ns); k++) {
+			const struct kmodns_export *e = kmodns_module_get_export(m->ns, k);
+			uint32_t crc = 0;
+			bool has_crc = kmodns_export_get_crc(e, &crc);
+			r = depmod_add_symbol(dm, skip_prefix(dm, kmodns_export_get_symbol(e)), m, has_crc, crc);
+			if (r < 0)
+				return r;
+		}
+	}
+	for (i = 0; i < dm->n_mods; i++) {
+		struct mod *m = dm->mods[i];
+		for (k = 0; m->ns && k < kmodns_module_get_undefined_count(m->ns); k++) {
+			const struct kmodns_symbol *s = kmodns_module_get_undefined(m->ns, k);
+			const char *name = skip_prefix(dm, kmodns_symbol_get_name(s));
+			long at = strset_find(&dm->symbols, name);
+			const struct symbol_owner *o = at >= 0 ? &dm->owners[at] : NULL;
+			bool weak = kmodns_symbol_is_weak(s);
+			uint32_t crc;
+
+			if (o == NULL) {
+				if (!weak && dm->cfg->print_unknown)
+					tool_warn("%s needs unknown symbol %s", m->path, name);
+				continue;
+			}
+			if (dm->cfg->check_symvers && !weak && o->has_crc &&
+			    kmodns_symbol_get_crc(s, &crc) && crc != o->crc)
+				tool_warn("%s disagrees about version of symbol %s", m->path, name);
+			if (o->owner != NULL && o->owner != m && (r = mod_add_dependency(m, o->owner)) < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* Prints each cycle once, as kmod does, from the modules Kahn's algorithm could not place. */
+static void depmod_report_cycles(struct depmod *dm, const unsigned *users)
+{
+	_cleanup_free_ size_t *stack = calloc(dm->n_mods + 1, sizeof(size_t));
+	_cleanup_free_ bool *reported = calloc(dm->n_mods, sizeof(bool));
+	size_t i, n_cycle_mods = 0;
+
+	if (stack == NULL || reported == NULL)
+		return;
+	for (i = 0; i < dm->n_mods; i++) {
+		size_t depth = 0, cur = i, k;
+		if (users[i] == 0 || reported[i])
+			continue;
+		/* follow unplaced dependencies until a module repeats: that is a cycle */
+		for (;;) {
+			struct mod *m = dm->mods[cur];
+			size_t next = dm->n_mods;
+			bool seen = false;
+			for (k = 0; k < depth; k++)
+				seen |= stack[k] == cur;
+			if (seen || depth == dm->n_mods)
+				break;
+			stack[depth++] = cur;
+			for (k = 0; k < m->n_deps; k++)
+				if (users[m->deps[k]->idx] > 0) {
+					next = m->deps[k]->idx;
+					break;
+				}
+			if (next == dm->n_mods)
+				break;
+			cur = next;
+		}
+		for (k = 0; k < depth && stack[k] != cur; k++)
+			;
+		if (k == depth || reported[cur])
+			continue;
+		{
+			size_t start = k, len = 0;
+			char *line = NULL;
+			size_t line_len = 0;
+			FILE *mem = open_memstream(&line, &line_len);
+			if (mem == NULL)
+				return;
+			for (k = start; k < depth; k++) {
+				fprintf(mem, "%s -> ", dm->mods[stack[k]]->name);
+				reported[stack[k]] = true;
+				len++;
+			}
+			fprintf(mem, "%s", dm->mods[cur]->name);
+			fclose(mem);
+			tool_err("Cycle detected: %s", line);
+			free(line);
+			n_cycle_mods += len;
+		}
+	}
+	tool_err("Found %zu modules in dependency cycles!", n_cycle_mods);
+}
+
+/* Kahn's algorithm, a LIFO of modules without users seeded in module order: dep_sort_idx. */
+static int depmod_sort_dependencies(struct depmod *dm)
+{
+	_cleanup_free_ unsigned *users = calloc(dm->n_mods ? dm->n_mods : 1, sizeof(unsigned));
+	_cleanup_free_ size_t *roots = calloc(dm->n_mods ? dm->n_mods : 1, sizeof(size_t));
+	size_t i, n_roots = 0, n_sorted = 0;
+
+	if (users == NULL || roots == NULL)
+		return -ENOMEM;
+	for (i = 0; i < dm->n_mods; i++) {
+		users[i] = dm->mods[i]->users;
+		if (users[i] == 0)
+			roots[n_roots++] = i;
+	}
+	while (n_roots > 0) {
+		struct mod *src = dm->mods[roots[--n_roots]];
+		src->dep_sort_idx = n_sorted++;
+		for (i = 0; i < src->n_deps; i++)
+			if (--users[src->deps[i]->idx] == 0)
+				roots[n_roots++] = src->deps[i]->idx;
+	}
+	if (n_sorted < dm->n_mods) {
+		depmod_report_cycles(dm, users);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void mod_collect_deps(const struct mod *m, const struct mod **all, size_t *n, bool *in)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_deps; i++) {
+		const struct mod *d = m->deps[i];
+		if (in[d->idx])
+			continue;
+		in[d->idx] = true;
+		all[(*n)++] = d;
+		mod_collect_deps(d, all, n, in);
+	}
+}
+
+static int dep_sort_cmp(const void *a, const void *b)
+{
+	const struct mod *x = *(const struct mod *const *)a, *y = *(const struct mod *const *)b;
+
+	return x->dep_sort_idx < y->dep_sort_idx ? -1 : x->dep_sort_idx > y->dep_sort_idx;
+}
+
+/* The modules.dep line of m, without newline (caller frees). */
+static char *mod_dep_line(const struct depmod *dm, const struct mod *m, const struct mod **all,
+			  bool *in)
+{
+	char *line = NULL;
+	size_t len = 0, n = 0, i;
+	FILE *mem = open_memstream(&line, &len);
+
+	if (mem == NULL)
+		return NULL;
+	fprintf(mem, "%s:", m->relpath);
+	mod_collect_deps(m, all, &n, in);
+	qsort(all, n, sizeof(*all), dep_sort_cmp);
+	for (i = 0; i < n; i++) {
+		fprintf(mem, " %s", all[i]->relpath);
+		in[all[i]->idx] = false;
+	}
+	if (fclose(mem) != 0) {
+		free(line);
+		return NULL;
+	}
+	return line;
+}
+
+/* ---- the files ------------------------------------------------------------------ */
+
+static int output_deps(struct depmod *dm, FILE *out, struct kmodns_index_builder *idx)
+{
+	_cleanup_free_ const struct mod **all = calloc(dm->n_mods ? dm->n_mods : 1, sizeof(*all));
+	_cleanup_free_ bool *in = calloc(dm->n_mods ? dm->n_mods : 1, sizeof(bool));
+	size_t i;
+	int r = 0;
+
+	if (all == NULL || in == NULL)
+		return -ENOMEM;
+	for (i = 0; i < dm->n_mods && r >= 0; i++) {
+		const struct mod *m = dm->mods[i];
+		_cleanup_free_ char *line = mod_dep_line(dm, m, all, in);
+		if (line == NULL)
+			return -ENOMEM;
+		if (out)
+			fprintf(out, "%s\n", line);
+		if (idx)
+			r = kmodns_index_builder_add(idx, m->name, line, (unsigned)i);
+	}
+	return r;
+}
+
+static bool modinfo_is(const struct mod *m, size_t k, const char *key)
+{
+	return streq(kmodns_module_get_modinfo_key(m->ns, k), key);
+}
+
+static int output_aliases(struct depmod *dm, FILE *out, struct kmodns_index_builder *idx)
+{
+	size_t i, k;
+	int r = 0;
+
+	if (out)
+		fputs("# Aliases extracted from modules themselves.\n", out);
+	for (i = 0; i < dm->n_mods; i++) {
+		const struct mod *m = dm->mods[i];
+		for (k = 0; m->ns && k < kmodns_module_get_modinfo_count(m->ns) && r >= 0; k++) {
+			const char *v = kmodns_module_get_modinfo_value(m->ns, k);
+			if (!modinfo_is(m, k, "alias"))
+				continue;
+			if (out)
+				fprintf(out, "alias %s %s\n", v, m->name);
+			if (idx) {
+				_cleanup_free_ char *key = alias_normalize(v);
+				/* like kmod: the text keeps it, the index cannot */
+				if (key == NULL) {
+					tool_warn("Unmatched bracket in %s", v);
+					continue;
+				}
+				r = kmodns_index_builder_add(idx, key, m->name, (unsigned)i);
+				if (r == -EINVAL)
+					tool_err("%s: alias '%s' is not 7-bit ASCII", m->path, v);
+			}
+		}
+	}
+	return r;
+}
+
+static int output_softdeps(struct depmod *dm, FILE *out, const char *key, const char *header,
+			   const char *directive)
+{
+	size_t i, k;
+
+	fputs(header, out);
+	for (i = 0; i < dm->n_mods; i++) {
+		const struct mod *m = dm->mods[i];
+		for (k = 0; m->ns && k < kmodns_module_get_modinfo_count(m->ns); k++)
+			if (modinfo_is(m, k, key))
+				fprintf(out, "%s %s %s\n", directive, m->name,
+					kmodns_module_get_modinfo_value(m->ns, k));
+	}
+	return 0;
+}
+
+/* SuperFastHash (Paul Hsieh), over 16-bit words in host order, as kmod's hash table uses. */
+static uint32_t superfast_hash(const char *key, size_t len)
+{
+	uint32_t hash = (uint32_t)len, tmp;
+	size_t rem = len & 3, n = len / 4;
+	uint16_t w0, w1;
+
+	for (; n > 0; n--, key += 4) {
+		memcpy(&w0, key, 2);
+		memcpy(&w1, key + 2, 2);
+		hash += w0;
+		tmp = ((uint32_t)w1 << 11) ^ hash;
+		hash = (hash << 16) ^ tmp;
+		hash += hash >> 11;
+	}
+	switch (rem) {
+	case 3:
+		memcpy(&w0, key, 2);
+		hash += w0;
+		hash ^= hash << 16;
+		hash ^= (uint32_t)(int32_t)(signed char)key[2] << 18;
+		hash += hash >> 11;
+		break;
+	case 2:
+		memcpy(&w0, key, 2);
+		hash += w0;
+		hash ^= hash << 11;
+		hash += hash >> 17;
+		break;
+	case 1:
+		hash += (uint32_t)(int32_t)(signed char)*key;
+		hash ^= hash << 10;
+		hash += hash >> 1;
+		break;
+	}
+	hash ^= hash << 3;
+	hash += hash >> 5;
+	hash ^= hash << 4;
+	hash += hash >> 17;
+	hash ^= hash << 25;
+	hash += hash >> 6;
+	return hash;
+}
+
+struct symbol_row {
+	uint32_t bucket;
+	const char *name;
+	const struct mod *owner;
+};
+
+static int symbol_row_cmp(const void *a, const void *b)
+{
+	const struct symbol_row *x = a, *y = b;
+
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* In the order of kmod's 2048-bucket hash table: bucket, then name. */
+static int output_symbols(struct depmod *dm, FILE *out, struct kmodns_index_builder *idx)
+{
+	_cleanup_free_ struct symbol_row *rows = calloc(dm->symbols.count + 1, sizeof(*rows));
+	size_t i, n = 0;
+	int r = 0;
+
+	if (rows == NULL)
+		return -ENOMEM;
+	for (i = 0; i < dm->symbols.count; i++) {
+		const char *name = dm->symbols.items[i];
+		if (dm->owners[i].owner == NULL)
+			continue;
+		rows[n++] = (struct symbol_row){ superfast_hash(name, strlen(name)) & 2047, name,
+						 dm->owners[i].owner };
+	}
+	qsort(rows, n, sizeof(*rows), symbol_row_cmp);
+	if (out)
+		fputs("# Aliases for symbols, used by symbol_request().\n", out);
+	for (i = 0; i < n && r >= 0; i++) {
+		if (out)
+			fprintf(out, "alias symbol:%s %s\n", rows[i].name, rows[i].owner->name);
+		if (idx) {
+			_cleanup_free_ char *key = NULL;
+			if (asprintf(&key, "symbol:%s", rows[i].name) < 0)
+				return -ENOMEM;
+			r = kmodns_index_builder_add(idx, key, rows[i].owner->name, (unsigned)rows[i].owner->idx);
+		}
+	}
+	return r;
+}
+
+static int output_devname(struct depmod *dm, FILE *out)
+{
+	bool empty = true;
+	size_t i, k;
+
+	for (i = 0; i < dm->n_mods; i++) {
+		const struct mod *m = dm->mods[i];
+		const char *devname = NULL;
+		unsigned major = 0, minor = 0, maj, min;
+		char type = '\0';
+
+		for (k = 0; m->ns && k < kmodns_module_get_modinfo_count(m->ns); k++) {
+			const char *v = kmodns_module_get_modinfo_value(m->ns, k);
+			if (!modinfo_is(m, k, "alias"))
+				continue;
+			if (startswith(v, "devname:"))
+				devname = v + strlen("devname:");
+			else if (sscanf(v, "char-major-%u-%u", &maj, &min) == 2)
+				type = 'c', major = maj, minor = min;
+			else if (sscanf(v, "block-major-%u-%u", &maj, &min) == 2)
+				type = 'b', major = maj, minor = min;
+			if (type != '\0' && devname != NULL)
+				break;
+		}
+		if (devname == NULL)
+			continue;
+		if (type == '\0') {
+			tool_err("Module '%s' has devname (%s) but lacks major and minor information. Ignoring.",
+				 m->name, devname);
+			continue;
+		}
+		if (empty)
+			fputs("# Device nodes to trigger on-demand module loading.\n", out);
+		empty = false;
+		fprintf(out, "%s %s %c%u:%u\n", m->name, devname, type, major, minor);
+	}
+	return 0;
+}
+
+/* modules.builtin: one "kernel/path/name.ko" per line; the key is the module name. */
+static int output_builtin(struct depmod *dm, struct kmodns_index_builder *idx)
+{
+	_cleanup_free_ char *path = NULL, *data = NULL;
+	size_t size;
+	char *p, *nl;
+	int r = 0;
+
+	if (asprintf(&path, "%s/modules.builtin", dm->cfg->dirname) < 0)
+		return -ENOMEM;
+	if (read_file(path, &data, &size) < 0)
+		return 0; /* no modules.builtin: an empty index */
+	for (p = data; r >= 0 && (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		const char *base;
+		_cleanup_free_ char *name = NULL;
+		*nl = '\0';
+		if (*p == '\0')
+			continue;
+		base = strrchr(p, '/');
+		name = modname_from_filename(base ? base + 1 : p);
+		r = name ? kmodns_index_builder_add(idx, name, "", 0) : -ENOMEM;
+	}
+	return r;
+}
+
+/* modules.builtin.modinfo: NUL-separated "module.key=value"; the alias records. */
+static int output_builtin_alias(struct depmod *dm, struct kmodns_index_builder *idx)
+{
+	_cleanup_free_ char *path = NULL, *data = NULL;
+	size_t size;
+	char *p, *end;
+	int r = 0;
+
+	if (asprintf(&path, "%s/modules.builtin.modinfo", dm->cfg->dirname) < 0)
+		return -ENOMEM;
+	if (read_file(path, &data, &size) < 0)
+		return 0;
+	for (p = data, end = data + size; p < end && r >= 0; p += strlen(p) + 1) {
+		char *dot = strchr(p, '.'), *eq;
+		if (dot == NULL || !startswith(dot + 1, "alias="))
+			continue;
+		eq = strchr(dot, '=');
+		if (eq[1] == '\0' || dot == p)
+			continue;
+		*dot = '\0';
+		{
+			_cleanup_free_ char *key = alias_normalize(eq + 1);
+			if (key == NULL)
+				tool_warn("Unmatched bracket in %s", eq + 1);
+			else
+				r = kmodns_index_builder_add(idx, key, p, 0);
+		}
+		*dot = '.';
+	}
+	return r;
+}
+
+enum output_kind { TEXT, INDEX };
+
+struct output {
+	const char *name;
+	enum output_kind kind;
+	int (*text)(struct depmod *dm, FILE *out);
+	int (*index)(struct depmod *dm, struct kmodns_index_builder *idx);
+};
+
+static int text_deps(struct depmod *dm, FILE *out) { return output_deps(dm, out, NULL); }
+static int index_deps(struct depmod *dm, struct kmodns_index_builder *idx) { return output_deps(dm, NULL, idx); }
+static int text_aliases(struct depmod *dm, FILE *out) { return output_aliases(dm, out, NULL); }
+static int index_aliases(struct depmod *dm, struct kmodns_index_builder *idx) { return output_aliases(dm, NULL, idx); }
+static int text_symbols(struct depmod *dm, FILE *out) { return output_symbols(dm, out, NULL); }
+static int index_symbols(struct depmod *dm, struct kmodns_index_builder *idx) { return output_symbols(dm, NULL, idx); }
+static int text_softdeps(struct depmod *dm, FILE *out)
+{
+	return output_softdeps(dm, out, "softdep", "# Soft dependencies extracted from modules themselves.\n", "softdep");
+}
+static int text_weakdeps(struct depmod *dm, FILE *out)
+{
+	return output_softdeps(dm, out, "weakdep", "# Weak dependencies extracted from modules themselves.\n", "weakdep");
+}
+
+/* What kmod 30 writes, in its order, and modules.weakdep as kmod 33 added it. */
+static const struct output outputs[] = {
+	{ "modules.dep", TEXT, text_deps, NULL },
+	{ "modules.dep.bin", INDEX, NULL, index_deps },
+	{ "modules.alias", TEXT, text_aliases, NULL },
+	{ "modules.alias.bin", INDEX, NULL, index_aliases },
+	{ "modules.softdep", TEXT, text_softdeps, NULL },
+	{ "modules.weakdep", TEXT, text_weakdeps, NULL }, /* kmod 33+; kmod 30 ignores it */
+	{ "modules.symbols", TEXT, text_symbols, NULL },
+	{ "modules.symbols.bin", INDEX, NULL, index_symbols },
+	{ "modules.builtin.alias.bin", INDEX, NULL, output_builtin_alias },
+	{ "modules.builtin.bin", INDEX, NULL, output_builtin },
+	{ "modules.devname", TEXT, output_devname, NULL },
+};
+
+static int write_output(struct depmod *dm, const struct output *o, FILE *out)
+{
+	struct kmodns_index_builder *idx;
+	int r;
+
+	if (o->kind == TEXT)
+		return o->text(dm, out);
+	idx = kmodns_index_builder_new();
+	if (idx == NULL)
+		return -ENOMEM;
+	r = o->index(dm, idx);
+	if (r >= 0)
+		r = kmodns_index_builder_write(idx, out);
+	kmodns_index_builder_free(idx);
+	return r;
+}
+
+/*
+ * Every file goes to a temporary name in the output directory; only when all
+ * are complete are they renamed, so a failed or killed run leaves the
+ * previous set as it was.
+ */
+static int depmod_output(struct depmod *dm, FILE *to_stdout)
+{
+	char tmp[ARRAY_SIZE(outputs)][PATH_MAX];
+	size_t i, written = 0;
+	int r = 0;
+
+	if (to_stdout) {
+		for (i = 0; i < ARRAY_SIZE(outputs) && r >= 0; i++)
+			r = write_output(dm, &outputs[i], to_stdout);
+		return r;
+	}
+	for (i = 0; i < ARRAY_SIZE(outputs) && r >= 0; i++, written++) {
+		FILE *f;
+		int fd;
+		if (snprintf(tmp[i], sizeof(tmp[i]), "%s/.%s.XXXXXX", dm->cfg->outdir, outputs[i].name) >=
+		    (int)sizeof(tmp[i])) {
+			r = -ENAMETOOLONG;
+			break;
+		}
+		fd = mkostemp(tmp[i], O_CLOEXEC);
+		if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
+			r = -errno;
+			tool_err("could not create temporary file %s: %m", tmp[i]);
+			if (fd >= 0) {
+				close(fd);
+				written++;
+			}
+			break;
+		}
+		fchmod(fd, 0644);
+		r = write_output(dm, &outputs[i], f);
+		if (ferror(f))
+			r = -EIO;
+		if (fclose(f) != 0 && r >= 0)
+			r = -errno;
+		if (r < 0)
+			tool_err("could not write %s/%s: %s", dm->cfg->outdir, outputs[i].name, strerror(-r));
+	}
+	for (i = 0; i < written; i++) {
+		char final[PATH_MAX];
+		if (r < 0 || snprintf(final, sizeof(final), "%s/%s", dm->cfg->outdir, outputs[i].name) >=
+				     (int)sizeof(final)) {
+			unlink(tmp[i]);
+		} else if (rename(tmp[i], final) < 0) {
+			r = -errno;
+			tool_err("could not rename %s to %s: %m", tmp[i], final);
+		}
+	}
+	return r;
+}
+
+/* -A: nothing to do when modules.dep is newer than every module (and the config). */
+static bool depmod_is_up_to_date(struct depmod *dm)
+{
+	char path[PATH_MAX];
+	struct stat dep, st;
+	size_t i;
+
+	if (snprintf(path, sizeof(path), "%s/modules.dep", dm->cfg->outdir) >= (int)sizeof(path) ||
+	    stat(path, &dep) < 0)
+		return false;
+	for (i = 0; i < dm->n_mods; i++)
+		if (stat(dm->mods[i]->path, &st) < 0 || st.st_mtime > dep.st_mtime)
+			return false;
+	return true;
+}
+
+/* mkdir -p, for -o's output directory. */
+static int mkdir_parents(const char *path)
+{
+	_cleanup_free_ char *p = strdup(path);
+	char *s;
+
+	if (p == NULL)
+		return -ENOMEM;
+	for (s = p + 1; ; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		{
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			*s = c;
+		}
+		if (*s == '\0')
+			return 0;
+	}
+}
+
+static bool looks_like_version(const char *s)
+{
+	unsigned a, b;
+
+	return sscanf(s, "%u.%u", &a, &b) == 2;
+}
+
+int main(int argc, char *argv[])
+{
+	const char *basedir = "", *outdir = NULL, *moduledir = DEFAULT_MODULE_DIR;
+	const char *symvers = NULL, *system_map = NULL;
+	char **config_paths = NULL;
+	size_t n_config_paths = 0, cap = 0;
+	bool quick = false, to_stdout = false;
+	struct cfg cfg = { 0 };
+	struct depmod dm = { .cfg = &cfg };
+	struct utsname u;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, options_short, options, NULL)) != -1) {
+		switch (c) {
+		case 'a': break;
+		case 'A': quick = true; break;
+		case 'b': basedir = optarg; break;
+		case 'o': outdir = optarg; break;
+		case 'm': moduledir = optarg; break;
+		case 'C':
+			if (array_reserve((void **)&config_paths, &cap, sizeof(char *), n_config_paths + 1) < 0)
+				return EXIT_FAILURE;
+			config_paths[n_config_paths++] = optarg;
+			break;
+		case 'E': symvers = optarg; cfg.check_symvers = true; break;
+		case 'F': system_map = optarg; break;
+		case 'e': cfg.print_unknown = true; break;
+		case 'u': case 'q': case 'r': break; /* deprecated: kmod ignores them */
+		case 'v': verbose = true; break;
+		case 'n': to_stdout = true; break;
+		case 'P':
+			if (optarg[0] == '\0' || optarg[1] != '\0') {
+				tool_err("-P only takes a single char");
+				return EXIT_FAILURE;
+			}
+			cfg.sym_prefix = optarg[0];
+			break;
+		case 'w': cfg.warn_dups = true; break;
+		case 'V':
+			printf("kmodns version %s\n", PACKAGE_VERSION);
+			return EXIT_SUCCESS;
+		case 'h':
+			help();
+			return EXIT_SUCCESS;
+		case '?':
+			return EXIT_FAILURE;
+		default:
+			tool_err("unexpected getopt_long() value '%c'.", c);
+			return EXIT_FAILURE;
+		}
+	}
+	if (optind < argc) {
+		if (!looks_like_version(argv[optind])) {
+			tool_err("Bad version passed %s", argv[optind]);
+			free(config_paths);
+			return EXIT_FAILURE;
+		}
+		cfg.kversion = argv[optind];
+	} else {
+		if (uname(&u) < 0) {
+			tool_err("uname() failed: %m");
+			return EXIT_FAILURE;
+		}
+		cfg.kversion = u.release;
+	}
+	if (snprintf(cfg.dirname, sizeof(cfg.dirname), "%s%s/%s", basedir, moduledir, cfg.kversion) >=
+		    (int)sizeof(cfg.dirname) ||
+	    snprintf(cfg.outdir, sizeof(cfg.outdir), "%s%s/%s", outdir ? outdir : basedir, moduledir,
+		     cfg.kversion) >= (int)sizeof(cfg.outdir)) {
+		tool_err("path too long: %s%s/%s", basedir, moduledir, cfg.kversion);
+		return EXIT_FAILURE;
+	}
+	cfg.dirnamelen = strlen(cfg.dirname);
+
+	cfg_load(&cfg, config_paths, n_config_paths);
+	free(config_paths);
+
+	dm.ctx = kmodns_new();
+	if (dm.ctx == NULL)
+		return EXIT_FAILURE;
+	kmodns_set_log_fn(dm.ctx, tool_log_kmodns, NULL);
+
+	/* 1. find the modules: the module dir, then the external dirs */
+	r = depmod_scan(&dm, cfg.dirname, "", true);
+	for (size_t i = 0; r >= 0 && i < cfg.n_externals; i++)
+		r = depmod_scan(&dm, cfg.externals[i], cfg.externals[i], true);
+	if (r < 0)
+		goto out;
+	if (quick && depmod_is_up_to_date(&dm)) {
+		info("depmod: %s is up to date\n", cfg.outdir);
+		goto out;
+	}
+	/* 2. modules.order's order */
+	r = depmod_sort(&dm);
+	/* 3. the kernel's own symbols, then every module, in parallel */
+	if (r >= 0 && system_map)
+		r = depmod_load_system_map(&dm, system_map);
+	if (r >= 0 && symvers)
+		r = depmod_load_symvers(&dm, symvers);
+	if (r < 0)
+		goto out;
+	depmod_load_modules(&dm);
+	/* 4. dependencies, their order, cycles */
+	r = depmod_resolve(&dm);
+	if (r >= 0)
+		r = depmod_sort_dependencies(&dm);
+	/* 5. the files */
+	if (r >= 0 && outdir && !to_stdout && (r = mkdir_parents(cfg.outdir)) < 0)
+		tool_err("could not create directory %s: %s", cfg.outdir, strerror(-r));
+	if (r >= 0)
+		r = depmod_output(&dm, to_stdout ? stdout : NULL);
+out:
+	depmod_release(&dm);
+	kmodns_unref(dm.ctx);
+	cfg_release(&cfg);
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
