@@ -1,0 +1,57 @@
+#!/bin/bash
+# depmod never leaves a half-written set: an injected write failure (RLIMIT_FSIZE, EFBIG) and a
+# kill in the middle of writing (SIGXFSZ) leave the previous files exactly as they were; a
+# corrupt module is reported with its path and skipped, the rest indexed, as kmod does.
+. "$(dirname "$0")/lib.sh"
+corpus=${KMODNS_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/kmodns-corpus}/amd64
+dir=$corpus/6.1
+if [ ! -f "$dir/ok" ]; then
+	if [ "${CI:-}" = true ]; then fail "corpus: no corpus at $dir"; else skip "corpus: no corpus at $dir"; fi
+	exit 0
+fi
+kver=$(cat "$dir/kver")
+T=$(tmpdir); trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/root/lib/modules"
+cp -rs "$dir/root/lib/modules/$kver/" "$T/root/lib/modules/$kver"
+M=$T/root/lib/modules/$kver
+sums() { (cd "$M" && sha256sum modules.* 2>/dev/null | grep -v 'modules\.\(order\|builtin\|builtin\.modinfo\) *$'); }
+leftovers() { find "$M" -maxdepth 1 -name '.modules.*' | wc -l; }
+
+$W "$B/tools/depmod" -b "$T/root" "$kver" 2>"$T/err" || { cat "$T/err"; fail "baseline run"; exit 0; }
+sums >"$T/before"
+# A change, so that a completed run would write different files.
+rm "$M/kernel/drivers/usb/storage/ums-alauda.ko"
+
+# Injected write failure: writes past 800 KiB fail with EFBIG (the signal ignored).
+( ulimit -f 800; trap '' XFSZ; exec $W "$B/tools/depmod" -b "$T/root" "$kver" ) 2>"$T/err"; rc=$?
+sums >"$T/after"
+check "write-failure-exit-1" test $rc -eq 1
+check "write-failure-one-clear-line" grep -q "^depmod: ERROR: could not write $M/modules\." "$T/err"
+check "write-failure-previous-files-intact" cmp -s "$T/before" "$T/after"
+check "write-failure-no-temporary-left" test "$(leftovers)" -eq 0
+
+# Killed while writing (SIGXFSZ at the same point): the previous files stay.
+( ulimit -f 800; exec $W "$B/tools/depmod" -b "$T/root" "$kver" ) 2>/dev/null; rc=$?
+sums >"$T/after"
+check "killed-by-signal ($rc)" test $rc -gt 128
+check "killed-previous-files-intact" cmp -s "$T/before" "$T/after"
+find "$M" -maxdepth 1 -name '.modules.*' -delete
+
+# And a complete run replaces them all.
+$W "$B/tools/depmod" -b "$T/root" "$kver" 2>"$T/err"; rc=$?
+sums >"$T/after"
+check "complete-run-replaces" test $rc -eq 0 -a "$(diff "$T/before" "$T/after" | grep -c "^[<>]")" -gt 0
+check "complete-run-drops-removed-module" bash -c "! grep -q ums-alauda '$M/modules.dep'"
+
+# A corrupt module among good ones: reported with its path, the rest indexed; kmod's files.
+head -c 3000 "$dir/root/lib/modules/$kver/kernel/drivers/usb/storage/ums-alauda.ko" >"$M/kernel/drivers/usb/storage/ums-alauda.ko"
+cp -r "$T/root" "$T/kmodroot"
+$W "$B/tools/depmod" -b "$T/root" "$kver" 2>"$T/err"; rc=$?
+check "corrupt-module-exit-0" test $rc -eq 0
+check "corrupt-module-named" grep -q "ums-alauda.ko" "$T/err"
+if [ -x /usr/sbin/depmod ]; then
+	/usr/sbin/depmod -b "$T/kmodroot" "$kver" 2>/dev/null
+	for f in modules.dep modules.alias modules.symbols modules.dep.bin; do
+		check "corrupt-module-$f-as-kmod" cmp -s "$M/$f" "$T/kmodroot/lib/modules/$kver/$f"
+	done
+fi
