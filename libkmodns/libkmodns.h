@@ -202,6 +202,37 @@ size_t kmodns_requires_get_unresolved_count(const struct kmodns_requires *requir
 size_t kmodns_requires_get_unused_import_count(const struct kmodns_requires *requires);
 const char *kmodns_requires_get_unused_import(const struct kmodns_requires *requires, size_t i);
 
+/* ---- the namespace record depmod stores in modules.dep.bin ------------------- */
+
+/*
+ * depmod keeps, for each module, a record of its namespaces as a second value
+ * of its modules.dep.bin key, which stock libkmod never reads: modprobe gets
+ * imports, requirements and verdicts with one lookup and no ELF parsing.
+ */
+struct kmodns_ns_record;
+/* The record text depmod stores for mod (caller frees). */
+int kmodns_ns_record_format(const struct kmodns_module *mod, const struct kmodns_requires *requires,
+			    bool vmlinux_known, char **text);
+/* The record of module modname in dirname/modules.dep.bin: -ENOENT when there is none
+ * (no index, no such module, or an index written by a depmod that keeps no records). */
+int kmodns_ns_record_lookup(struct kmodns_ctx *ctx, const char *dirname, const char *modname,
+			    struct kmodns_ns_record **record);
+struct kmodns_ns_record *kmodns_ns_record_unref(struct kmodns_ns_record *record);
+/* false: depmod had no Module.symvers, so namespaces of vmlinux's exports are not in it. */
+bool kmodns_ns_record_vmlinux_known(const struct kmodns_ns_record *record);
+size_t kmodns_ns_record_get_import_count(const struct kmodns_ns_record *record);
+const char *kmodns_ns_record_get_import(const struct kmodns_ns_record *record, size_t i);
+size_t kmodns_ns_record_get_export_count(const struct kmodns_ns_record *record);
+const char *kmodns_ns_record_get_export(const struct kmodns_ns_record *record, size_t i);
+size_t kmodns_ns_record_get_unused_count(const struct kmodns_ns_record *record);
+const char *kmodns_ns_record_get_unused(const struct kmodns_ns_record *record, size_t i);
+size_t kmodns_ns_record_get_require_count(const struct kmodns_ns_record *record);
+const char *kmodns_ns_record_get_require_namespace(const struct kmodns_ns_record *record, size_t i);
+const char *kmodns_ns_record_get_require_exporter(const struct kmodns_ns_record *record, size_t i);
+const char *kmodns_ns_record_get_require_symbol(const struct kmodns_ns_record *record, size_t i);
+enum kmodns_verdict kmodns_ns_record_get_require_verdict(const struct kmodns_ns_record *record,
+							 size_t i);
+
 #ifdef __cplusplus
 }
 #endif

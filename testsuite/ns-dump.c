@@ -4,6 +4,7 @@
  * module, in the .expected format of gen-fixtures (exports sorted by symbol).
  * The tests diff it against fixtures and real kernels' Module.symvers;
  * --export-crcs prints "0xCRC symbol" for each export instead.
+ * ns-dump --record DIR MODULE...: the namespace records depmod stored in DIR/modules.dep.bin.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -74,6 +75,31 @@ static int dump(struct kmodns_ctx *ctx, const char *path, unsigned flags)
 	return 0;
 }
 
+static int dump_record(struct kmodns_ctx *ctx, const char *dir, const char *name)
+{
+	struct kmodns_ns_record *rec;
+	size_t i;
+	int r = kmodns_ns_record_lookup(ctx, dir, name, &rec);
+
+	if (r < 0) {
+		printf("record %s none (%s)\n", name, strerror(-r));
+		return r;
+	}
+	printf("record %s vmlinux=%s\n", name, kmodns_ns_record_vmlinux_known(rec) ? "known" : "unknown");
+	for (i = 0; i < kmodns_ns_record_get_import_count(rec); i++)
+		printf("import %s\n", kmodns_ns_record_get_import(rec, i));
+	for (i = 0; i < kmodns_ns_record_get_export_count(rec); i++)
+		printf("export %s\n", kmodns_ns_record_get_export(rec, i));
+	for (i = 0; i < kmodns_ns_record_get_require_count(rec); i++)
+		printf("require %s %s %s %s\n", kmodns_ns_record_get_require_namespace(rec, i),
+		       kmodns_ns_record_get_require_exporter(rec, i), kmodns_ns_record_get_require_symbol(rec, i),
+		       kmodns_verdict_is_refused(kmodns_ns_record_get_require_verdict(rec, i)) ? "refused" : "allowed");
+	for (i = 0; i < kmodns_ns_record_get_unused_count(rec); i++)
+		printf("unused %s\n", kmodns_ns_record_get_unused(rec, i));
+	kmodns_ns_record_unref(rec);
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
 	struct kmodns_ctx *ctx = kmodns_new();
@@ -88,6 +114,13 @@ int main(int argc, char *argv[])
 		argv++, argc--;
 	}
 	kmodns_set_log_fn(ctx, tool_log_kmodns, NULL);
+	if (argc > 2 && streq(argv[1], "--record")) {
+		for (i = 3; i < argc; i++)
+			if (dump_record(ctx, argv[2], argv[i]) < 0)
+				failed = 1;
+		kmodns_unref(ctx);
+		return failed;
+	}
 	for (i = 1; i < argc; i++)
 		if (dump(ctx, argv[i], flags) < 0)
 			failed = 1;

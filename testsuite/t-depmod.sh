@@ -1,7 +1,8 @@
 #!/bin/bash
 # depmod on the real Debian trees: every file kmod 30's depmod writes is byte-identical,
 # except where kmod is wrong (modules.symbols on kernels without MODVERSIONS lists namespace
-# strings as symbols); that difference is checked to be exactly those lines.
+# strings as symbols; that difference is checked to be exactly those lines) and for our
+# namespace records in modules.dep.bin (without them it is kmod's file to the byte).
 . "$(dirname "$0")/lib.sh"
 corpus=${KMODNS_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/kmodns-corpus}/amd64
 eras=${KMODNS_ERAS:-5.10 6.1 6.12 latest}
@@ -32,7 +33,16 @@ for era in $eras; do
 	for f in $files; do
 		a=$T/kmod/lib/modules/$kver/$f b=$T/ours/lib/modules/$kver/$f
 		total=$((total + 1))
-		if cmp -s "$a" "$b"; then
+		if [ "$f" = modules.dep.bin ]; then
+			# ours adds a namespace record after each module's line: without them, kmod's bytes
+			"$B/testsuite/index-from-text" dep "$T/ours/lib/modules/$kver/modules.dep" "$T/dep.bin"
+			n_rec=$("$B/testsuite/index-from-text" lookup "$b" $(awk -F: '{ n = split($1, p, "/"); m = p[n]; sub(/\..*/, "", m); gsub("-", "_", m); print m }' "$T/ours/lib/modules/$kver/modules.dep") | grep -c '^kmodns-ns/1 ')
+			if cmp -s "$T/dep.bin" "$a" && [ "$n_rec" -eq "$(wc -l <"$T/ours/lib/modules/$kver/modules.dep")" ]; then
+				same=$((same + 1)); pass "depmod-$era-$f (kmod's bytes plus $n_rec namespace records)"
+			else
+				fail "depmod-$era-$f: not kmod's index plus one record per module ($n_rec records)"
+			fi
+		elif cmp -s "$a" "$b"; then
 			same=$((same + 1)); pass "depmod-$era-$f ($(stat -c %s "$b") bytes)"
 		elif [ "$f" = modules.symbols ] || [ "$f" = modules.symbols.bin ]; then
 			# kmod's extra lines must be namespace strings and nothing else

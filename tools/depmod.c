@@ -49,6 +49,7 @@ static const struct option options[] = {
 	{ "warn", no_argument, NULL, 'w' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "ns-check", no_argument, NULL, 'N' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -72,6 +73,7 @@ static void help(void)
 	       "\t-w, --warn           Warn on duplicates\n"
 	       "\t-V, --version        show version\n"
 	       "\t-h, --help           show this help\n"
+	       "\t    --ns-check       Report modules the kernel would refuse for namespaces\n"
 	       "\n"
 	       "The following options are useful for people managing distributions:\n"
 	       "\t-b, --basedir=DIR    Use an image of a module tree.\n"
@@ -289,6 +291,8 @@ struct mod {
 	size_t n_deps, deps_capacity;
 	unsigned users;
 	size_t dep_sort_idx;
+	struct kmodns_requires *requires; /* namespaces its symbols need */
+	char *ns_record;                  /* the record stored in modules.dep.bin */
 };
 
 struct depmod {
@@ -303,10 +307,14 @@ struct depmod {
 	struct strset symbols;
 	struct symbol_owner {
 		struct mod *owner;
+		const struct kmodns_export *export; /* a module's export, for its namespace */
 		bool has_crc;
 		uint32_t crc;
 	} *owners;
 	size_t owners_capacity;
+	/* vmlinux's exports with their namespaces: -E, else build/Module.symvers */
+	struct kmodns_symvers *vmlinux;
+	bool ns_check;
 };
 
 static void mod_free(struct mod *m)
@@ -316,6 +324,8 @@ static void mod_free(struct mod *m)
 	free(m->uncrelpath);
 	free(m->name);
 	free(m->deps);
+	free(m->ns_record);
+	kmodns_requires_unref(m->requires);
 	kmodns_module_unref(m->ns);
 	free(m);
 }
@@ -331,6 +341,7 @@ static void depmod_release(struct depmod *dm)
 	free(dm->mod_by_name);
 	strset_release(&dm->symbols);
 	free(dm->owners);
+	kmodns_symvers_unref(dm->vmlinux);
 }
 
 static const char *const module_suffixes[] = { ".ko", ".ko.xz", ".ko.zst", ".ko.gz" };
@@ -573,8 +584,8 @@ static const char *skip_prefix(const struct depmod *dm, const char *name)
 }
 
 /* A later owner replaces an earlier one: the last module in order owns a twice-exported symbol. */
-static int depmod_add_symbol(struct depmod *dm, const char *name, struct mod *owner, bool has_crc,
-			     uint32_t crc)
+static int depmod_add_symbol(struct depmod *dm, const char *name, struct mod *owner,
+			     const struct kmodns_export *export, bool has_crc, uint32_t crc)
 {
 	int r = strset_add(&dm->symbols, name);
 	long i;
@@ -586,7 +597,7 @@ static int depmod_add_symbol(struct depmod *dm, const char *name, struct mod *ow
 	if (r < 0)
 		return r;
 	i = strset_find(&dm->symbols, name);
-	dm->owners[i] = (struct symbol_owner){ owner, has_crc, crc };
+	dm->owners[i] = (struct symbol_owner){ owner, export, has_crc, crc };
 	return 0;
 }
 
@@ -609,7 +620,7 @@ static int depmod_load_system_map(struct depmod *dm, const char *path)
 		sym[strcspn(sym, "\r\n")] = '\0';
 		if (startswith(sym, "strings") || *sym == '\0')
 			continue;
-		r = depmod_add_symbol(dm, skip_prefix(dm, sym), NULL, false, 0);
+		r = depmod_add_symbol(dm, skip_prefix(dm, sym), NULL, NULL, false, 0);
 		if (r < 0)
 			return r;
 	}
@@ -631,7 +642,7 @@ static int depmod_load_symvers(struct depmod *dm, const char *path)
 		bool has_crc = kmodns_export_get_crc(e, &crc);
 		if (streq(kmodns_export_get_owner(e), "vmlinux"))
 			r = depmod_add_symbol(dm, skip_prefix(dm, kmodns_export_get_symbol(e)), NULL,
-					      has_crc, crc);
+					      NULL, has_crc, crc);
 	}
 	kmodns_symvers_unref(sv);
 	return r;
@@ -664,7 +675,8 @@ static int depmod_resolve(struct depmod *dm)
 			const struct kmodns_export *e = kmodns_module_get_export(m->ns, k);
 			uint32_t crc = 0;
 			bool has_crc = kmodns_export_get_crc(e, &crc);
-			r = depmod_add_symbol(dm, skip_prefix(dm, kmodns_export_get_symbol(e)), m, has_crc, crc);
+			r = depmod_add_symbol(dm, skip_prefix(dm, kmodns_export_get_symbol(e)), m, e,
+					      has_crc, crc);
 			if (r < 0)
 				return r;
 		}
@@ -692,6 +704,87 @@ static int depmod_resolve(struct depmod *dm)
 		}
 	}
 	return 0;
+}
+
+/* ---- namespaces --------------------------------------------------------------- */
+
+/* The export a module's undefined symbol resolves to: another module's, else vmlinux's. */
+static const struct kmodns_export *depmod_find_export(void *data, const char *symbol)
+{
+	struct depmod *dm = data;
+	long at = strset_find(&dm->symbols, skip_prefix(dm, symbol));
+
+	if (at >= 0 && dm->owners[at].owner != NULL)
+		return dm->owners[at].export;
+	return dm->vmlinux ? kmodns_symvers_find(dm->vmlinux, symbol) : NULL;
+}
+
+/* vmlinux's namespaces: -E FILE, else build/Module.symvers; without either they stay unknown. */
+static void depmod_load_vmlinux_namespaces(struct depmod *dm, const char *symvers)
+{
+	_cleanup_free_ char *path = NULL;
+	struct stat st;
+
+	if (symvers == NULL && asprintf(&path, "%s/build/Module.symvers", dm->cfg->dirname) >= 0 &&
+	    stat(path, &st) == 0)
+		symvers = path;
+	if (symvers == NULL || kmodns_symvers_new_from_file(dm->ctx, symvers, &dm->vmlinux) < 0) {
+		tool_warn("no Module.symvers for %s (use -E): namespaces of vmlinux's exports are unknown",
+			  dm->cfg->kversion);
+		dm->vmlinux = NULL;
+	}
+}
+
+static int depmod_compute_namespaces(struct depmod *dm)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < dm->n_mods; i++) {
+		struct mod *m = dm->mods[i];
+		if (m->ns == NULL)
+			continue;
+		r = kmodns_module_get_requires(m->ns, depmod_find_export, dm, &m->requires);
+		if (r >= 0)
+			r = kmodns_ns_record_format(m->ns, m->requires, dm->vmlinux != NULL, &m->ns_record);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* --ns-check: what finit_module would refuse, one modpost-style line per module. */
+static int depmod_ns_check(struct depmod *dm)
+{
+	size_t i, k, refused = 0;
+
+	for (i = 0; i < dm->n_mods; i++) {
+		const struct mod *m = dm->mods[i];
+		unsigned kv;
+		bool bad = false;
+		if (m->ns == NULL)
+			continue;
+		kv = kmodns_module_get_kernel_version(m->ns);
+		for (k = 0; !bad && k < kmodns_module_get_import_count(m->ns); k++) {
+			const char *ns = kmodns_module_get_import(m->ns, k);
+			if (kmodns_import_check(ns, kv) == KMODNS_REFUSED_MODULE_IMPORT) {
+				tool_err("%s: module %s explicitly imports namespace \"%s\", which is not allowed",
+					 m->path, m->name, ns);
+				bad = true;
+			}
+		}
+		for (k = 0; !bad && m->requires && k < kmodns_requires_get_count(m->requires); k++) {
+			const struct kmodns_export *e = kmodns_requires_get_export(m->requires, k);
+			if (!kmodns_verdict_is_refused(kmodns_requires_get_verdict(m->requires, k)))
+				continue;
+			tool_err("%s: module %s uses symbol %s from namespace %s, but does not import it.",
+				 m->path, m->name, kmodns_export_get_symbol(e),
+				 kmodns_requires_get_namespace(m->requires, k));
+			bad = true;
+		}
+		refused += bad;
+	}
+	return refused > 0 ? -EINVAL : 0;
 }
 
 /* Prints each cycle once, as kmod does, from the modules Kahn's algorithm could not place. */
@@ -827,6 +920,8 @@ static char *mod_dep_line(const struct depmod *dm, const struct mod *m, const st
 
 /* ---- the files ------------------------------------------------------------------ */
 
+#define NS_RECORD_PRIORITY 0xffffffffu
+
 static int output_deps(struct depmod *dm, FILE *out, struct kmodns_index_builder *idx)
 {
 	_cleanup_free_ const struct mod **all = calloc(dm->n_mods ? dm->n_mods : 1, sizeof(*all));
@@ -845,6 +940,9 @@ static int output_deps(struct depmod *dm, FILE *out, struct kmodns_index_builder
 			fprintf(out, "%s\n", line);
 		if (idx)
 			r = kmodns_index_builder_add(idx, m->name, line, (unsigned)i);
+		/* after the real line, with a larger priority: stock libkmod reads only the first */
+		if (idx && r >= 0 && m->ns_record)
+			r = kmodns_index_builder_add(idx, m->name, m->ns_record, NS_RECORD_PRIORITY);
 	}
 	return r;
 }
@@ -1088,6 +1186,44 @@ static int output_builtin_alias(struct depmod *dm, struct kmodns_index_builder *
 	return r;
 }
 
+/* modules.namespaces: the records for people and grep (format in modules.namespaces(5)). */
+static int output_namespaces(struct depmod *dm, FILE *out)
+{
+	size_t i, k;
+
+	fprintf(out, "# Symbol namespaces of modules: imports, exports, requirements.\n"
+		     "# vmlinux namespaces %s\n", dm->vmlinux ? "known" : "unknown");
+	for (i = 0; i < dm->n_mods; i++) {
+		const struct mod *m = dm->mods[i];
+		const struct kmodns_requires *req = m->requires;
+		if (m->ns == NULL)
+			continue;
+		for (k = 0; k < kmodns_module_get_import_count(m->ns); k++)
+			fprintf(out, "%s import %s\n", m->name, kmodns_module_get_import(m->ns, k));
+		{
+			struct strset exported = { 0 };
+			for (k = 0; k < kmodns_module_get_export_count(m->ns); k++) {
+				const char *ns = kmodns_export_get_namespace(kmodns_module_get_export(m->ns, k));
+				if (ns[0] && strset_add(&exported, ns) > 0)
+					fprintf(out, "%s export %s\n", m->name, ns);
+			}
+			strset_release(&exported);
+		}
+		for (k = 0; req && k < kmodns_requires_get_count(req); k++) {
+			const struct kmodns_export *e = kmodns_requires_get_export(req, k);
+			const char *owner = kmodns_export_get_owner(e), *base = strrchr(owner, '/');
+			_cleanup_free_ char *exporter = modname_from_filename(base ? base + 1 : owner);
+			fprintf(out, "%s %s %s %s %s\n", m->name,
+				kmodns_verdict_is_refused(kmodns_requires_get_verdict(req, k)) ? "missing" : "require",
+				kmodns_requires_get_namespace(req, k), exporter ? exporter : owner,
+				kmodns_export_get_symbol(e));
+		}
+		for (k = 0; req && k < kmodns_requires_get_unused_import_count(req); k++)
+			fprintf(out, "%s unused %s\n", m->name, kmodns_requires_get_unused_import(req, k));
+	}
+	return 0;
+}
+
 enum output_kind { TEXT, INDEX };
 
 struct output {
@@ -1125,6 +1261,7 @@ static const struct output outputs[] = {
 	{ "modules.builtin.alias.bin", INDEX, NULL, output_builtin_alias },
 	{ "modules.builtin.bin", INDEX, NULL, output_builtin },
 	{ "modules.devname", TEXT, output_devname, NULL },
+	{ "modules.namespaces", TEXT, output_namespaces, NULL },
 };
 
 static int write_output(struct depmod *dm, const struct output *o, FILE *out)
@@ -1284,6 +1421,7 @@ int main(int argc, char *argv[])
 			cfg.sym_prefix = optarg[0];
 			break;
 		case 'w': cfg.warn_dups = true; break;
+		case 'N': dm.ns_check = true; break;
 		case 'V':
 			printf("kmodns version %s\n", PACKAGE_VERSION);
 			return EXIT_SUCCESS;
@@ -1352,11 +1490,18 @@ int main(int argc, char *argv[])
 	r = depmod_resolve(&dm);
 	if (r >= 0)
 		r = depmod_sort_dependencies(&dm);
-	/* 5. the files */
+	/* 5. namespaces: what each module needs, imports, misses */
+	if (r >= 0) {
+		depmod_load_vmlinux_namespaces(&dm, symvers);
+		r = depmod_compute_namespaces(&dm);
+	}
+	/* 6. the files; with --ns-check, written all the same, then the verdict */
 	if (r >= 0 && outdir && !to_stdout && (r = mkdir_parents(cfg.outdir)) < 0)
 		tool_err("could not create directory %s: %s", cfg.outdir, strerror(-r));
 	if (r >= 0)
 		r = depmod_output(&dm, to_stdout ? stdout : NULL);
+	if (r >= 0 && dm.ns_check)
+		r = depmod_ns_check(&dm);
 out:
 	depmod_release(&dm);
 	kmodns_unref(dm.ctx);
