@@ -163,7 +163,10 @@ char *arena_strndup(struct arena *arena, const char *s, size_t len)
 	char *p;
 
 	if (b == NULL || b->size - b->used < len + 1) {
-		size_t size = len + 1 > 16384 ? len + 1 : 16384;
+		/* small first, doubling: thousands of modules each hold a few strings */
+		size_t size = b == NULL ? 1024 : b->size < 65536 ? b->size * 2 : 65536;
+		if (size < len + 1)
+			size = len + 1;
 		b = malloc(sizeof(*b) + size);
 		if (b == NULL)
 			return NULL;
