@@ -89,7 +89,8 @@ KMODNS_EXPORT int kmodns_ns_record_format(const struct kmodns_module *mod,
 		put_encoded(f, e->symbol);
 		fprintf(f, ",%s", verdict_names[kmodns_requires_get_verdict(req, i)]);
 	}
-	for (i = 0; req && i < kmodns_requires_get_unused_import_count(req); i++) {
+	/* with vmlinux unknown, an import vmlinux serves would look unused */
+	for (i = 0; req && vmlinux_known && i < kmodns_requires_get_unused_import_count(req); i++) {
 		fputs(" unused=", f);
 		put_encoded(f, kmodns_requires_get_unused_import(req, i));
 	}

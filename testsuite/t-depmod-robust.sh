@@ -51,7 +51,10 @@ check "corrupt-module-exit-0" test $rc -eq 0
 check "corrupt-module-named" grep -q "ums-alauda.ko" "$T/err"
 if [ -x /usr/sbin/depmod ]; then
 	/usr/sbin/depmod -b "$T/kmodroot" "$kver" 2>/dev/null
-	for f in modules.dep modules.alias modules.symbols modules.dep.bin; do
+	for f in modules.dep modules.alias modules.symbols modules.alias.bin; do
 		check "corrupt-module-$f-as-kmod" cmp -s "$M/$f" "$T/kmodroot/lib/modules/$kver/$f"
 	done
+	# modules.dep.bin: kmod's bytes once our namespace records are left out
+	"$B/testsuite/index-from-text" dep "$M/modules.dep" "$T/dep.bin"
+	check "corrupt-module-modules.dep.bin-as-kmod" cmp -s "$T/dep.bin" "$T/kmodroot/lib/modules/$kver/modules.dep.bin"
 fi

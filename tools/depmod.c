@@ -273,8 +273,11 @@ static void cfg_load(struct cfg *cfg, char **config_paths, size_t n_config_paths
 		free(files);
 	}
 	strset_release(&seen);
-	if (cfg->n_searches == 0)
+	/* kmod's default: updates/ before everything else */
+	if (cfg->n_searches == 0) {
+		cfg_add_search(cfg, "updates");
 		cfg_add_search(cfg, "built-in");
+	}
 }
 
 /* ---- the modules ---------------------------------------------------------- */
@@ -471,10 +474,10 @@ static int depmod_scan(struct depmod *dm, const char *dir, const char *rel, bool
 		struct stat st;
 		bool is_dir;
 
-		if (de->d_name[0] == '.')
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
 			continue;
 		/* the build and source links lead into the kernel's sources */
-		if (top && *rel == '\0' && (streq(de->d_name, "build") || streq(de->d_name, "source")))
+		if (streq(de->d_name, "build") || streq(de->d_name, "source"))
 			continue;
 		if (strset_find(&dm->cfg->excludes, de->d_name) >= 0)
 			continue;
@@ -696,7 +699,7 @@ static int depmod_resolve(struct depmod *dm)
 					tool_warn("%s needs unknown symbol %s", m->path, name);
 				continue;
 			}
-			if (dm->cfg->check_symvers && !weak && o->has_crc &&
+			if (dm->cfg->print_unknown && dm->cfg->check_symvers && !weak && o->has_crc &&
 			    kmodns_symbol_get_crc(s, &crc) && crc != o->crc)
 				tool_warn("%s disagrees about version of symbol %s", m->path, name);
 			if (o->owner != NULL && o->owner != m && (r = mod_add_dependency(m, o->owner)) < 0)
@@ -1139,8 +1142,10 @@ static int output_builtin(struct depmod *dm, struct kmodns_index_builder *idx)
 
 	if (asprintf(&path, "%s/modules.builtin", dm->cfg->dirname) < 0)
 		return -ENOMEM;
-	if (read_file(path, &data, &size) < 0)
-		return 0; /* no modules.builtin: an empty index */
+	if ((r = read_file(path, &data, &size)) < 0) {
+		tool_warn("could not open modules.builtin at %s: %s", dm->cfg->dirname, strerror(-r));
+		return 0; /* an empty index */
+	}
 	for (p = data; r >= 0 && (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
 		const char *base;
 		_cleanup_free_ char *name = NULL;
@@ -1164,8 +1169,10 @@ static int output_builtin_alias(struct depmod *dm, struct kmodns_index_builder *
 
 	if (asprintf(&path, "%s/modules.builtin.modinfo", dm->cfg->dirname) < 0)
 		return -ENOMEM;
-	if (read_file(path, &data, &size) < 0)
+	if ((r = read_file(path, &data, &size)) < 0) {
+		tool_warn("could not open modules.builtin.modinfo at %s: %s", dm->cfg->dirname, strerror(-r));
 		return 0;
+	}
 	for (p = data, end = data + size; p < end && r >= 0; p += strlen(p) + 1) {
 		char *dot = strchr(p, '.'), *eq;
 		if (dot == NULL || !startswith(dot + 1, "alias="))
@@ -1218,7 +1225,8 @@ static int output_namespaces(struct depmod *dm, FILE *out)
 				kmodns_requires_get_namespace(req, k), exporter ? exporter : owner,
 				kmodns_export_get_symbol(e));
 		}
-		for (k = 0; req && k < kmodns_requires_get_unused_import_count(req); k++)
+		/* with vmlinux unknown, an import vmlinux serves would look unused */
+		for (k = 0; req && dm->vmlinux && k < kmodns_requires_get_unused_import_count(req); k++)
 			fprintf(out, "%s unused %s\n", m->name, kmodns_requires_get_unused_import(req, k));
 	}
 	return 0;
@@ -1229,6 +1237,7 @@ enum output_kind { TEXT, INDEX };
 struct output {
 	const char *name;
 	enum output_kind kind;
+	bool ours; /* not written by kmod 30: left out of -n, whose output is kmod's */
 	int (*text)(struct depmod *dm, FILE *out);
 	int (*index)(struct depmod *dm, struct kmodns_index_builder *idx);
 };
@@ -1250,18 +1259,18 @@ static int text_weakdeps(struct depmod *dm, FILE *out)
 
 /* What kmod 30 writes, in its order, and modules.weakdep as kmod 33 added it. */
 static const struct output outputs[] = {
-	{ "modules.dep", TEXT, text_deps, NULL },
-	{ "modules.dep.bin", INDEX, NULL, index_deps },
-	{ "modules.alias", TEXT, text_aliases, NULL },
-	{ "modules.alias.bin", INDEX, NULL, index_aliases },
-	{ "modules.softdep", TEXT, text_softdeps, NULL },
-	{ "modules.weakdep", TEXT, text_weakdeps, NULL }, /* kmod 33+; kmod 30 ignores it */
-	{ "modules.symbols", TEXT, text_symbols, NULL },
-	{ "modules.symbols.bin", INDEX, NULL, index_symbols },
-	{ "modules.builtin.alias.bin", INDEX, NULL, output_builtin_alias },
-	{ "modules.builtin.bin", INDEX, NULL, output_builtin },
-	{ "modules.devname", TEXT, output_devname, NULL },
-	{ "modules.namespaces", TEXT, output_namespaces, NULL },
+	{ "modules.dep", TEXT, false, text_deps, NULL },
+	{ "modules.dep.bin", INDEX, false, NULL, index_deps },
+	{ "modules.alias", TEXT, false, text_aliases, NULL },
+	{ "modules.alias.bin", INDEX, false, NULL, index_aliases },
+	{ "modules.softdep", TEXT, false, text_softdeps, NULL },
+	{ "modules.weakdep", TEXT, true, text_weakdeps, NULL }, /* kmod 33+; kmod 30 ignores it */
+	{ "modules.symbols", TEXT, false, text_symbols, NULL },
+	{ "modules.symbols.bin", INDEX, false, NULL, index_symbols },
+	{ "modules.builtin.alias.bin", INDEX, false, NULL, output_builtin_alias },
+	{ "modules.builtin.bin", INDEX, false, NULL, output_builtin },
+	{ "modules.devname", TEXT, false, output_devname, NULL },
+	{ "modules.namespaces", TEXT, true, output_namespaces, NULL },
 };
 
 static int write_output(struct depmod *dm, const struct output *o, FILE *out)
@@ -1292,9 +1301,11 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 	size_t i, written = 0;
 	int r = 0;
 
+	/* -n: kmod 30 shows its text files only */
 	if (to_stdout) {
 		for (i = 0; i < ARRAY_SIZE(outputs) && r >= 0; i++)
-			r = write_output(dm, &outputs[i], to_stdout);
+			if (outputs[i].kind == TEXT && !outputs[i].ours)
+				r = write_output(dm, &outputs[i], to_stdout);
 		return r;
 	}
 	for (i = 0; i < ARRAY_SIZE(outputs) && r >= 0; i++, written++) {
@@ -1410,7 +1421,9 @@ int main(int argc, char *argv[])
 		case 'E': symvers = optarg; cfg.check_symvers = true; break;
 		case 'F': system_map = optarg; break;
 		case 'e': cfg.print_unknown = true; break;
-		case 'u': case 'q': case 'r': break; /* deprecated: kmod ignores them */
+		case 'u': case 'q': case 'r':
+			tool_warn("Ignored deprecated option -%c", c);
+			break;
 		case 'v': verbose = true; break;
 		case 'n': to_stdout = true; break;
 		case 'P':
@@ -1458,6 +1471,10 @@ int main(int argc, char *argv[])
 	}
 	cfg.dirnamelen = strlen(cfg.dirname);
 
+	if (cfg.print_unknown && symvers == NULL && system_map == NULL) {
+		tool_warn("-e needs -E or -F");
+		cfg.print_unknown = false;
+	}
 	cfg_load(&cfg, config_paths, n_config_paths);
 	free(config_paths);
 
