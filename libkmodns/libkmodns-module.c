@@ -68,8 +68,9 @@ int kmodns_module_add_undefined(struct kmodns_module *mod, const char *name, boo
 	return 0;
 }
 
-/* The kernel's name from a file name: up to the first ".ko", '-' as '_'. */
-static const char *name_from_path(struct arena *arena, const char *path)
+/* The kernel's name from a path ("drivers/usb/storage/usb-storage.ko.xz", "vmlinux"):
+ * the base name up to ".ko", '-' as '_'. */
+const char *kmodns_name_from_path(struct arena *arena, const char *path)
 {
 	const char *base = strrchr(path, '/'), *ko;
 	char *name, *p;
@@ -109,7 +110,7 @@ static int module_new(struct kmodns_ctx *ctx, const char *path, const void *data
 	if (r < 0)
 		goto fail;
 	if (mod->name == NULL) {
-		mod->name = name_from_path(&mod->strings, path);
+		mod->name = kmodns_name_from_path(&mod->strings, path);
 	} else {
 		char *p = (char *)mod->name;
 		for (; *p; p++)
@@ -117,7 +118,7 @@ static int module_new(struct kmodns_ctx *ctx, const char *path, const void *data
 				*p = '_';
 	}
 	for (size_t i = 0; i < mod->n_exports; i++)
-		mod->exports[i].owner = mod->name;
+		mod->exports[i].owner = mod->exports[i].owner_name = mod->name;
 	if (mod->vermagic)
 		mod->kernel_version = kmodns_kernel_version_parse(mod->vermagic);
 	*out = mod;
@@ -274,6 +275,7 @@ KMODNS_EXPORT const char *kmodns_export_get_symbol(const struct kmodns_export *e
 KMODNS_EXPORT const char *kmodns_export_get_namespace(const struct kmodns_export *exp) { return exp->ns; }
 KMODNS_EXPORT enum kmodns_export_type kmodns_export_get_type(const struct kmodns_export *exp) { return exp->type; }
 KMODNS_EXPORT const char *kmodns_export_get_owner(const struct kmodns_export *exp) { return exp->owner; }
+KMODNS_EXPORT const char *kmodns_export_get_owner_name(const struct kmodns_export *exp) { return exp->owner_name; }
 
 KMODNS_EXPORT bool kmodns_export_is_gpl(const struct kmodns_export *exp)
 {

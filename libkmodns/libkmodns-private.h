@@ -30,6 +30,7 @@ struct kmodns_export {
 	const char *symbol;
 	const char *ns; /* "" when none */
 	const char *owner;
+	const char *owner_name; /* the kernel's name for the owner */
 	enum kmodns_export_type type;
 	bool has_crc;
 	uint32_t crc;
@@ -85,4 +86,5 @@ int kmodns_module_add_export(struct kmodns_module *mod, const char *symbol, size
 int kmodns_module_add_import(struct kmodns_module *mod, const char *ns);
 /* One "key=value" record of .modinfo (a record without '=' has value ""). */
 int kmodns_module_add_modinfo(struct kmodns_module *mod, const char *record);
+const char *kmodns_name_from_path(struct arena *arena, const char *path);
 int kmodns_module_add_undefined(struct kmodns_module *mod, const char *name, bool weak);

@@ -44,19 +44,6 @@ static void put_encoded(FILE *f, const char *s)
 	}
 }
 
-/* The owner as the kernel names it: "vmlinux", or a module name. */
-static void put_exporter(FILE *f, const struct kmodns_export *e)
-{
-	const char *owner = e->owner, *base = strrchr(owner, '/');
-	_cleanup_free_ char *name = strdup(base ? base + 1 : owner);
-	char *p;
-
-	for (p = name; p && *p; p++)
-		if (*p == '-')
-			*p = '_';
-	put_encoded(f, name ? name : owner);
-}
-
 KMODNS_EXPORT int kmodns_ns_record_format(const struct kmodns_module *mod,
 					  const struct kmodns_requires *req, bool vmlinux_known,
 					  char **text)
@@ -84,7 +71,7 @@ KMODNS_EXPORT int kmodns_ns_record_format(const struct kmodns_module *mod,
 		fputs(" require=", f);
 		put_encoded(f, kmodns_requires_get_namespace(req, i));
 		fputc(',', f);
-		put_exporter(f, e);
+		put_encoded(f, e->owner_name);
 		fputc(',', f);
 		put_encoded(f, e->symbol);
 		fprintf(f, ",%s", verdict_names[kmodns_requires_get_verdict(req, i)]);

@@ -76,8 +76,9 @@ static int parse_row(struct kmodns_symvers *sv, char *line)
 	*row = (struct kmodns_export){ .type = type, .has_crc = true, .crc = (uint32_t)crc };
 	row->symbol = sv->symbols.items[sv->symbols.count - 1];
 	row->owner = arena_strdup(&sv->strings, module);
+	row->owner_name = kmodns_name_from_path(&sv->strings, module);
 	row->ns = ns[0] ? arena_strdup(&sv->strings, ns) : "";
-	if (row->owner == NULL || row->ns == NULL)
+	if (row->owner == NULL || row->owner_name == NULL || row->ns == NULL)
 		return -ENOMEM;
 	return 0;
 }

@@ -59,6 +59,8 @@ bool kmodns_export_is_gpl(const struct kmodns_export *exp);
 /* The owner as Module.symvers names it ("vmlinux", "drivers/usb/storage/usb-storage");
  * for a module's own exports, the module's name. */
 const char *kmodns_export_get_owner(const struct kmodns_export *exp);
+/* The kernel's name for the owner: "vmlinux", "usb_storage". */
+const char *kmodns_export_get_owner_name(const struct kmodns_export *exp);
 /* false when no CRC is known (kernels without MODVERSIONS). */
 bool kmodns_export_get_crc(const struct kmodns_export *exp, uint32_t *crc);
 /* "EXPORT_SYMBOL", "EXPORT_SYMBOL_GPL", ... as written in Module.symvers. */

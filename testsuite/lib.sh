@@ -9,3 +9,9 @@ skip() { echo "SKIP: $*"; }
 # check NAME COMMAND...: PASS when the command succeeds.
 check() { local n=$1; shift; if "$@"; then pass "$n"; else fail "$n"; fi; }
 tmpdir() { local d; d=$(mktemp -d "${TMPDIR:-/tmp}/kmodns-test.XXXXXX"); echo "$d"; }
+
+# The real Debian kernels (../shared/corpus/fetch-debian-kernels), and the eras to test.
+corpus=${KMODNS_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/kmodns-corpus}/amd64
+eras=${KMODNS_ERAS:-5.10 6.1 6.12 latest}
+# missing NAME WHY: a real-corpus test that cannot run; under CI it may not skip, so it fails.
+missing() { if [ "${CI:-}" = true ]; then fail "$1: $2"; else skip "$1: $2"; fi; }

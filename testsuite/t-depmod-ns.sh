@@ -5,9 +5,6 @@
 # module comes back through the library's lookup. On the sample tree, the missing import and
 # the unused one are reported exactly and --ns-check fails.
 . "$(dirname "$0")/lib.sh"
-corpus=${KMODNS_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/kmodns-corpus}/amd64
-eras=${KMODNS_ERAS:-5.10 6.1 6.12 latest}
-missing() { if [ "${CI:-}" = true ]; then fail "$1: $2"; else skip "$1: $2"; fi; }
 T=$(tmpdir); trap 'rm -rf "$T"' EXIT
 
 for era in $eras; do

@@ -4,9 +4,6 @@
 # strings as symbols; that difference is checked to be exactly those lines) and for our
 # namespace records in modules.dep.bin (without them it is kmod's file to the byte).
 . "$(dirname "$0")/lib.sh"
-corpus=${KMODNS_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/kmodns-corpus}/amd64
-eras=${KMODNS_ERAS:-5.10 6.1 6.12 latest}
-missing() { if [ "${CI:-}" = true ]; then fail "$1: $2"; else skip "$1: $2"; fi; }
 kmod_depmod=
 for d in /usr/sbin/depmod /sbin/depmod; do
 	if [ -x "$d" ] && "$d" -V 2>/dev/null | grep -q '^kmod version'; then kmod_depmod=$d; break; fi

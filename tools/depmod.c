@@ -1218,11 +1218,9 @@ static int output_namespaces(struct depmod *dm, FILE *out)
 		}
 		for (k = 0; req && k < kmodns_requires_get_count(req); k++) {
 			const struct kmodns_export *e = kmodns_requires_get_export(req, k);
-			const char *owner = kmodns_export_get_owner(e), *base = strrchr(owner, '/');
-			_cleanup_free_ char *exporter = modname_from_filename(base ? base + 1 : owner);
 			fprintf(out, "%s %s %s %s %s\n", m->name,
 				kmodns_verdict_is_refused(kmodns_requires_get_verdict(req, k)) ? "missing" : "require",
-				kmodns_requires_get_namespace(req, k), exporter ? exporter : owner,
+				kmodns_requires_get_namespace(req, k), kmodns_export_get_owner_name(e),
 				kmodns_export_get_symbol(e));
 		}
 		/* with vmlinux unknown, an import vmlinux serves would look unused */

@@ -322,25 +322,12 @@ static int exporters_open(struct exporters *ex, const char *symvers_path)
 	return 0;
 }
 
-/* The name the kernel knows an exporter by: "vmlinux" or the module's name (caller frees). */
-static char *exporter_name(const struct kmodns_export *exp)
-{
-	const char *owner = kmodns_export_get_owner(exp), *base = strrchr(owner, '/');
-	char *name = strdup(base ? base + 1 : owner), *p;
-
-	for (p = name; p && *p; p++)
-		if (*p == '-')
-			*p = '_';
-	return name;
-}
-
 static void print_requirement(const char *key, const struct kmodns_requires *req, size_t i)
 {
 	const struct kmodns_export *e = kmodns_requires_get_export(req, i);
-	_cleanup_free_ char *exporter = exporter_name(e);
 
 	printf("%-16s%s %s %s%c", key, kmodns_requires_get_namespace(req, i),
-	       exporter ? exporter : kmodns_export_get_owner(e), kmodns_export_get_symbol(e), separator);
+	       kmodns_export_get_owner_name(e), kmodns_export_get_symbol(e), separator);
 }
 
 /* Export counts per namespace, in first-seen order ("" = plain exports). */
@@ -439,12 +426,11 @@ static void report_json(const struct kmodns_module *mod, const struct kmodns_req
 		for (i = 0; i < kmodns_requires_get_count(req); i++) {
 			const struct kmodns_export *e = kmodns_requires_get_export(req, i);
 			enum kmodns_verdict v = kmodns_requires_get_verdict(req, i);
-			_cleanup_free_ char *exporter = exporter_name(e);
 
 			printf("%s{\"namespace\":", i ? "," : "");
 			json_write_string(stdout, kmodns_requires_get_namespace(req, i));
 			printf(",\"exporter\":");
-			json_write_string(stdout, exporter ? exporter : kmodns_export_get_owner(e));
+			json_write_string(stdout, kmodns_export_get_owner_name(e));
 			printf(",\"symbol\":");
 			json_write_string(stdout, kmodns_export_get_symbol(e));
 			printf(",\"imported\":%s,\"allowed\":%s}",
