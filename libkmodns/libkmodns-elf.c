@@ -721,6 +721,8 @@ static int read_versions(struct reader *rd)
 			if (memchr(name, '\0', 64 - word) == NULL)
 				return corrupt(rd, "unterminated name in __versions");
 			r = symbol_map_set(&rd->crcs, name, (uint32_t)read_word(rd, p, word));
+			if (r >= 0)
+				r = kmodns_module_add_version(rd->mod, name, (uint32_t)read_word(rd, p, word));
 			if (r < 0)
 				return r;
 		}
@@ -738,6 +740,9 @@ static int read_versions(struct reader *rd)
 				return -EBADMSG;
 			r = symbol_map_set(&rd->crcs, name,
 					   read_word(rd, (const unsigned char *)rd->ext_crcs.data->d_buf + 4 * i, 4));
+			if (r >= 0)
+				r = kmodns_module_add_version(rd->mod, name,
+					(uint32_t)read_word(rd, (const unsigned char *)rd->ext_crcs.data->d_buf + 4 * i, 4));
 			if (r < 0)
 				return r;
 			name_off += strlen(name) + 1;

@@ -51,6 +51,23 @@ int kmodns_module_add_modinfo(struct kmodns_module *mod, const char *record)
 	return 0;
 }
 
+int kmodns_module_add_version(struct kmodns_module *mod, const char *name, uint32_t crc)
+{
+	struct version_record *v;
+	int r = array_reserve((void **)&mod->versions, &mod->versions_capacity, sizeof(*v),
+			      mod->n_versions + 1);
+
+	if (r < 0)
+		return r;
+	v = &mod->versions[mod->n_versions];
+	v->name = arena_strdup(&mod->strings, name);
+	v->crc = crc;
+	if (v->name == NULL)
+		return -ENOMEM;
+	mod->n_versions++;
+	return 0;
+}
+
 int kmodns_module_add_undefined(struct kmodns_module *mod, const char *name, bool weak)
 {
 	struct kmodns_symbol *s;
@@ -171,6 +188,7 @@ KMODNS_EXPORT struct kmodns_module *kmodns_module_unref(struct kmodns_module *mo
 	free(mod->exports);
 	free(mod->undefined);
 	free(mod->modinfo);
+	free(mod->versions);
 	strset_release(&mod->imports);
 	arena_release(&mod->strings);
 	kmodns_unref(mod->ctx);
@@ -244,6 +262,21 @@ KMODNS_EXPORT const char *kmodns_module_get_modinfo_key(const struct kmodns_modu
 KMODNS_EXPORT const char *kmodns_module_get_modinfo_value(const struct kmodns_module *mod, size_t i)
 {
 	return i < mod->n_modinfo ? mod->modinfo[i].value : NULL;
+}
+
+KMODNS_EXPORT size_t kmodns_module_get_version_count(const struct kmodns_module *mod)
+{
+	return mod->n_versions;
+}
+
+KMODNS_EXPORT const char *kmodns_module_get_version_symbol(const struct kmodns_module *mod, size_t i)
+{
+	return i < mod->n_versions ? mod->versions[i].name : NULL;
+}
+
+KMODNS_EXPORT uint32_t kmodns_module_get_version_crc(const struct kmodns_module *mod, size_t i)
+{
+	return i < mod->n_versions ? mod->versions[i].crc : 0;
 }
 
 KMODNS_EXPORT const char *kmodns_symbol_get_name(const struct kmodns_symbol *sym) { return sym->name; }

@@ -62,6 +62,8 @@ struct kmodns_module {
 	size_t n_undefined, undefined_capacity;
 	struct modinfo_record { const char *key, *value; } *modinfo;
 	size_t n_modinfo, modinfo_capacity;
+	struct version_record { const char *name; uint32_t crc; } *versions;
+	size_t n_versions, versions_capacity;
 };
 
 /* A module image in memory, decompressed. */
@@ -87,4 +89,5 @@ int kmodns_module_add_import(struct kmodns_module *mod, const char *ns);
 /* One "key=value" record of .modinfo (a record without '=' has value ""). */
 int kmodns_module_add_modinfo(struct kmodns_module *mod, const char *record);
 const char *kmodns_name_from_path(struct arena *arena, const char *path);
+int kmodns_module_add_version(struct kmodns_module *mod, const char *name, uint32_t crc);
 int kmodns_module_add_undefined(struct kmodns_module *mod, const char *name, bool weak);

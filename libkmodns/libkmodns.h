@@ -126,6 +126,12 @@ size_t kmodns_module_get_modinfo_count(const struct kmodns_module *mod);
 const char *kmodns_module_get_modinfo_key(const struct kmodns_module *mod, size_t i);
 const char *kmodns_module_get_modinfo_value(const struct kmodns_module *mod, size_t i);
 
+/* The module's symbol versions (__versions, or 6.14+'s extended modversions) in file order:
+ * symbols and the CRCs it was built against; entries like module_layout name no undefined symbol. */
+size_t kmodns_module_get_version_count(const struct kmodns_module *mod);
+const char *kmodns_module_get_version_symbol(const struct kmodns_module *mod, size_t i);
+uint32_t kmodns_module_get_version_crc(const struct kmodns_module *mod, size_t i);
+
 /* Undefined symbols the module needs resolved, in symbol-table order. */
 struct kmodns_symbol;
 size_t kmodns_module_get_undefined_count(const struct kmodns_module *mod);

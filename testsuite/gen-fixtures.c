@@ -7,6 +7,10 @@
  * in-memory object (sections, symbols, relocations), libelf lays it out, and the .expected text
  * is written from the table entry itself, never by reading the file back.
  * See ../shared/docs/namespaces-on-disk.md for the eras.
+ *
+ * gen-fixtures --tree OUTDIR - writes whole module trees OUTDIR/<case>/lib/modules/1.0.0-<case>/
+ * (tree_cases[]) for comparing depmod with kmod's on dependency chains, modules.order, duplicate
+ * exports, built-in modules, devnames, cycles, weak and unknown symbols, depmod.d and CRCs.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -356,6 +360,647 @@ static const struct fixture fixtures[] = {
 			   { "_printk", CRC_PRINTK, 0 }),
 	  .modinfo = STRINGS("description=sample module missing an import",
 			     "import_ns=UNUSED_NS", "depends=sample_core") },
+};
+
+/* ---- dependency-test trees (--tree OUTDIR) ---------------------------------------------------
+ *
+ * Each case is a whole module tree OUTDIR/<case>/lib/modules/1.0.0-<case>/ of x86-64 6.x-style
+ * modules plus its index inputs (modules.order, modules.builtin*, Module.symvers, System.map,
+ * depmod.d files), for comparing our depmod with kmod's on what the real trees do not show.
+ * A module's .file is relative to OUTDIR/<case>/; "@CASEDIR@" in a side file becomes the
+ * absolute path of OUTDIR/<case>.  OUTDIR/<case>/kmod-namespace-strings lists the namespaces of
+ * exports that have no CRC: kmod's depmod reads those exports from __ksymtab_strings and so takes
+ * the namespace strings for symbols too.
+ */
+
+/* A side file of a tree: path under OUTDIR/<case>/, bytes (NULs allowed). */
+struct tree_file {
+	const char *path;
+	const char *data;
+	size_t len;
+};
+#define TEXT(path_, text_) { path_, text_, sizeof(text_) - 1 }
+#define BIN(path_, bytes_) { path_, bytes_, sizeof(bytes_) - 1 }
+
+#define TREE_KVER(c) "1.0.0-" c
+#define TREE_MODDIR(c) "lib/modules/" TREE_KVER(c) "/"
+/* A module under the module directory of tree c: with MODVERSIONS (__kcrctab, __versions) ... */
+#define TMOD(c, path_, name_, ...)                                                             \
+	{ .file = TREE_MODDIR(c) path_, .name = name_,                                         \
+	  .vermagic = TREE_KVER(c) " SMP preempt mod_unload modversions ", .era = ERA_5_5,     \
+	  .arch = &arch_x86_64, .versions = true, __VA_ARGS__ }
+/* ... or without (no CRCs anywhere, as Debian's kernels since 6.12 build them). */
+#define TMOD_NV(c, path_, name_, ...)                                                          \
+	{ .file = TREE_MODDIR(c) path_, .name = name_,                                         \
+	  .vermagic = TREE_KVER(c) " SMP preempt mod_unload ", .era = ERA_5_5,                 \
+	  .arch = &arch_x86_64, __VA_ARGS__ }
+
+/* The kernel's own symbols every module uses, with their CRCs. */
+#define CRC_FENTRY 0x0c0ffee0u
+#define CRC_RETURN_THUNK 0x5b8239cau
+#define CRC_MODULE_LAYOUT 0x2f5e9c10u
+#define UK_FENTRY { "__fentry__", CRC_FENTRY, 0 }
+#define UK_THUNK { "__x86_return_thunk", CRC_RETURN_THUNK, 0 }
+#define UK_PRINTK { "_printk", CRC_PRINTK, 0 }
+#define UK_KFREE { "kfree", CRC_KFREE, 0 }
+/* An export with its CRC: plain or GPL. */
+#define EX(sym, crc) { sym, K_SYMBOL, NULL, crc }
+#define EXG(sym, crc) { sym, K_GPL, NULL, crc }
+#define INTREE "retpoline=Y", "intree=Y"
+
+/* chain: a diamond (chain_a uses chain_c then chain_b, both use chain_d; chain_e uses chain_a),
+ * a pipeline with a shortcut (pipe5 -> pipe4 -> pipe3 -> pipe2 -> pipe1, pipe5 -> pipe1,
+ * pipe3 -> chain_d) and a fan (fan_hub uses fan_x2, fan_x3, fan_x1; fan_top uses fan_hub and
+ * fan_x3; fan_x2 uses chain_d), listed in modules.order users before providers and after. */
+#define CH(...) TMOD("chain", __VA_ARGS__)
+static const struct fixture tree_chain[] = {
+	CH("kernel/lib/chain_d.ko", "chain_d",
+	   .exports = EXPORTS(EXG("chain_d_get", 0x0d000001u), EXG("chain_d_put", 0x0d000002u)),
+	   .undefs = UNDEFS(UK_FENTRY, UK_PRINTK, UK_KFREE, UK_THUNK),
+	   .modinfo = STRINGS("description=chain: shared leaf", "depends=", INTREE)),
+	CH("kernel/drivers/chain/chain_b.ko", "chain_b",
+	   .exports = EXPORTS(EXG("chain_b_open", 0x0b000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "chain_d_get", 0x0d000001u, 0 }, UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=chain: left of the diamond", "alias=chain-b-dev",
+			      "depends=chain_d", INTREE)),
+	CH("kernel/drivers/chain/chain_c.ko", "chain_c",
+	   .exports = EXPORTS(EX("chain_c_open", 0x0c000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "chain_d_put", 0x0d000002u, 0 }, UK_KFREE, UK_THUNK),
+	   .modinfo = STRINGS("description=chain: right of the diamond", "depends=chain_d",
+			      INTREE)),
+	CH("kernel/drivers/chain/chain_a.ko", "chain_a",
+	   .exports = EXPORTS(EXG("chain_a_start", 0x0a000001u), EXG("chain_a_stop", 0x0a000002u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "chain_c_open", 0x0c000001u, 0 },
+			    { "chain_b_open", 0x0b000001u, 0 }, UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=chain: top of the diamond", "alias=chain-a-dev",
+			      "alias=platform:chain-a", "softdep=pre: fan_hub post: pipe5",
+			      "weakdep=fan_top", "depends=chain_c,chain_b", INTREE)),
+	CH("kernel/drivers/chain/chain_e.ko", "chain_e",
+	   .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "chain_a_start", 0x0a000001u, 0 },
+			    { "chain_a_stop", 0x0a000002u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=chain: uses the diamond", "depends=chain_a", INTREE)),
+	CH("kernel/net/pipe/pipe1.ko", "pipe1",
+	   .exports = EXPORTS(EXG("pipe1_fn", 0x71000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=pipeline stage 1", "depends=", INTREE)),
+	CH("kernel/net/pipe/pipe2.ko", "pipe2",
+	   .exports = EXPORTS(EXG("pipe2_fn", 0x72000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "pipe1_fn", 0x71000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=pipeline stage 2", "depends=pipe1", INTREE)),
+	CH("kernel/net/pipe/pipe3.ko", "pipe3",
+	   .exports = EXPORTS(EXG("pipe3_fn", 0x73000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "chain_d_get", 0x0d000001u, 0 },
+			    { "pipe2_fn", 0x72000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=pipeline stage 3", "alias=net-pf-99",
+			      "depends=chain_d,pipe2", INTREE)),
+	CH("kernel/net/pipe/pipe4.ko", "pipe4",
+	   .exports = EXPORTS(EXG("pipe4_fn", 0x74000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "pipe3_fn", 0x73000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=pipeline stage 4", "depends=pipe3", INTREE)),
+	CH("kernel/net/pipe/pipe5.ko", "pipe5",
+	   .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "pipe1_fn", 0x71000001u, 0 },
+			    { "pipe4_fn", 0x74000001u, 0 }, UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=pipeline end, with a shortcut to stage 1",
+			      "alias=net-pf-98", "depends=pipe1,pipe4", INTREE)),
+	CH("kernel/sound/fan/fan_x1.ko", "fan_x1",
+	   .exports = EXPORTS(EX("fan_x1_fn", 0x81000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, UK_THUNK),
+	   .modinfo = STRINGS("description=fan leaf 1", "depends=", INTREE)),
+	CH("kernel/sound/fan/fan_x2.ko", "fan_x2",
+	   .exports = EXPORTS(EX("fan_x2_fn", 0x82000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "chain_d_put", 0x0d000002u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=fan leaf 2", "depends=chain_d", INTREE)),
+	CH("kernel/sound/fan/fan_x3.ko", "fan_x3",
+	   .exports = EXPORTS(EX("fan_x3_fn", 0x83000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=fan leaf 3", "depends=", INTREE)),
+	CH("kernel/sound/fan/fan_hub.ko", "fan_hub",
+	   .exports = EXPORTS(EXG("fan_hub_fn", 0x84000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "fan_x2_fn", 0x82000001u, 0 },
+			    { "fan_x3_fn", 0x83000001u, 0 }, { "fan_x1_fn", 0x81000001u, 0 },
+			    UK_THUNK),
+	   .modinfo = STRINGS("description=fan hub", "alias=platform:fan-hub",
+			      "alias=of:N*T*Ckmodns,fan-hub", "depends=fan_x2,fan_x3,fan_x1",
+			      INTREE)),
+	CH("kernel/sound/fan/fan_top.ko", "fan_top",
+	   .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "fan_hub_fn", 0x84000001u, 0 },
+			    { "fan_x3_fn", 0x83000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=fan top", "depends=fan_hub,fan_x3", INTREE)),
+};
+static const struct tree_file tree_chain_files[] = {
+	TEXT(TREE_MODDIR("chain") "modules.order",
+	     "kernel/lib/chain_d.ko\n"
+	     "kernel/drivers/chain/chain_e.ko\n"
+	     "kernel/drivers/chain/chain_a.ko\n"
+	     "kernel/drivers/chain/chain_b.ko\n"
+	     "kernel/drivers/chain/chain_c.ko\n"
+	     "kernel/net/pipe/pipe5.ko\n"
+	     "kernel/net/pipe/pipe3.ko\n"
+	     "kernel/net/pipe/pipe1.ko\n"
+	     "kernel/net/pipe/pipe4.ko\n"
+	     "kernel/net/pipe/pipe2.ko\n"
+	     "kernel/sound/fan/fan_top.ko\n"
+	     "kernel/sound/fan/fan_x3.ko\n"
+	     "kernel/sound/fan/fan_hub.ko\n"
+	     "kernel/sound/fan/fan_x1.ko\n"
+	     "kernel/sound/fan/fan_x2.ko\n"),
+};
+
+/* order: xz and zstd modules listed in modules.order without their suffix, one listed twice,
+ * a listed module that does not exist, one module not listed (the only one: kmod's order of
+ * unlisted modules is undefined) and a stale copy whose suffix is no module's. */
+#define OR(...) TMOD("order", __VA_ARGS__)
+static const struct fixture tree_order[] = {
+	OR("kernel/drivers/ord/ord_base.ko.xz", "ord_base", .compression = COMP_XZ,
+	   .exports = EXPORTS(EXG("ord_base_fn", 0x0b000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=order: base", "alias=ord-base", "depends=", INTREE)),
+	OR("kernel/drivers/ord/ord-dash.ko.zst", "ord_dash", .compression = COMP_ZSTD,
+	   .exports = EXPORTS(EXG("ord_dash_fn", 0x0da50001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "ord_base_fn", 0x0b000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=order: a dash in the file name",
+			      "alias=platform:ord-dash", "alias=ord-dash-*", "depends=ord_base",
+			      INTREE)),
+	OR("kernel/drivers/ord/ord_plain.ko", "ord_plain",
+	   .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "ord_dash_fn", 0x0da50001u, 0 }, UK_KFREE, UK_THUNK),
+	   .modinfo = STRINGS("description=order: uncompressed", "alias=ord-plain",
+			      "depends=ord-dash", INTREE)),
+	OR("kernel/fs/ord_fs.ko.zst", "ord_fs", .compression = COMP_ZSTD,
+	   .exports = EXPORTS(EXG("ord_fs_fn", 0x0f500001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "ord_base_fn", 0x0b000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=order: a file system", "alias=fs-ordfs",
+			      "softdep=pre: ord_base", "depends=ord_base", INTREE)),
+	OR("kernel/fs/ord_twice.ko.xz", "ord_twice", .compression = COMP_XZ,
+	   .exports = EXPORTS(EXG("ord_twice_fn", 0x07000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "ord_fs_fn", 0x0f500001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=order: listed twice", "alias=ord-twice",
+			      "depends=ord_fs", INTREE)),
+	OR("kernel/misc/ord_unlisted.ko.zst", "ord_unlisted", .compression = COMP_ZSTD,
+	   .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "ord_twice_fn", 0x07000001u, 0 },
+			    { "ord_dash_fn", 0x0da50001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=order: not in modules.order", "alias=ord-unlisted",
+			      "depends=ord_twice,ord-dash")),
+	/* A backup copy left next to a module: its suffix makes it no module. */
+	OR("kernel/drivers/ord/ord_stale.ko.old", "ord_stale",
+	   .exports = EXPORTS(EXG("ord_base_fn", 0x0b000002u)),
+	   .undefs = UNDEFS(UK_FENTRY, UK_THUNK),
+	   .modinfo = STRINGS("description=order: stale copy", "alias=ord-stale", "depends=",
+			      INTREE)),
+};
+static const struct tree_file tree_order_files[] = {
+	TEXT(TREE_MODDIR("order") "modules.order",
+	     "kernel/fs/ord_twice.ko\n"
+	     "kernel/drivers/ord/ord_plain.ko\n"
+	     "kernel/drivers/ord/ord-dash.ko\n"
+	     "kernel/drivers/ord/ord_gone.ko\n"
+	     "kernel/fs/ord_fs.ko\n"
+	     "kernel/drivers/ord/ord_base.ko\n"
+	     "kernel/fs/ord_twice.ko\n"),
+};
+
+/* dups: a kernel without MODVERSIONS (exports read from __ksymtab_strings, some namespaced).
+ * dup_first and dup_second both export dup_shared: the later in modules.order, dup_second,
+ * owns it; tri_a, tri_b and tri_c all export tri_common, listed b, c, a. dup_first repeats an
+ * alias (what -w reports) and shares another with dup_second. */
+#define DU(...) TMOD_NV("dups", __VA_ARGS__)
+static const struct fixture tree_dups[] = {
+	DU("kernel/drivers/dup/dup_first.ko", "dup_first",
+	   .exports = EXPORTS({ "dup_shared", K_GPL, NULL, 0 },
+			      { "dup_first_only", K_GPL, "DUP_FIRST", 0 }),
+	   .undefs = UNDEFS(UK_FENTRY, UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=dups: first exporter", "alias=dup-dev",
+			      "alias=dup-first", "alias=dup-first", "depends=", INTREE)),
+	DU("kernel/drivers/dup/dup_user.ko", "dup_user",
+	   .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "dup_shared", 0, 0 }, { "dup_first_only", 0, 0 },
+			    UK_THUNK),
+	   .modinfo = STRINGS("description=dups: user of the shared symbol",
+			      "import_ns=DUP_FIRST", "depends=dup_second,dup_first", INTREE)),
+	DU("kernel/drivers/dup/dup_second.ko", "dup_second",
+	   .exports = EXPORTS({ "dup_shared", K_SYMBOL, "DUP_SECOND", 0 },
+			      { "dup_second_only", K_GPL, NULL, 0 }),
+	   .undefs = UNDEFS(UK_FENTRY, UK_KFREE, UK_THUNK),
+	   .modinfo = STRINGS("description=dups: second exporter", "alias=dup-dev",
+			      "depends=", INTREE)),
+	DU("kernel/lib/tri/tri_a.ko", "tri_a",
+	   .exports = EXPORTS({ "tri_common", K_GPL, NULL, 0 }, { "tri_a_only", K_GPL, NULL, 0 }),
+	   .undefs = UNDEFS(UK_FENTRY, UK_THUNK),
+	   .modinfo = STRINGS("description=dups: tri a", "depends=", INTREE)),
+	DU("kernel/lib/tri/tri_b.ko", "tri_b",
+	   .exports = EXPORTS({ "tri_b_only", K_GPL, NULL, 0 }, { "tri_common", K_GPL, NULL, 0 }),
+	   .undefs = UNDEFS(UK_FENTRY, UK_THUNK),
+	   .modinfo = STRINGS("description=dups: tri b", "depends=", INTREE)),
+	DU("kernel/lib/tri/tri_c.ko", "tri_c",
+	   .exports = EXPORTS({ "tri_common", K_SYMBOL, "TRI", 0 }),
+	   .undefs = UNDEFS(UK_FENTRY, { "tri_b_only", 0, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=dups: tri c", "depends=tri_b", INTREE)),
+	DU("kernel/lib/tri/tri_user.ko", "tri_user",
+	   .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "tri_common", 0, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=dups: user of tri_common", "import_ns=TRI",
+			      "depends=tri_a", INTREE)),
+};
+static const struct tree_file tree_dups_files[] = {
+	TEXT(TREE_MODDIR("dups") "modules.order",
+	     "kernel/drivers/dup/dup_first.ko\n"
+	     "kernel/drivers/dup/dup_user.ko\n"
+	     "kernel/drivers/dup/dup_second.ko\n"
+	     "kernel/lib/tri/tri_user.ko\n"
+	     "kernel/lib/tri/tri_b.ko\n"
+	     "kernel/lib/tri/tri_c.ko\n"
+	     "kernel/lib/tri/tri_a.ko\n"),
+};
+
+/* builtin: modules.builtin (with a blank line kmod rejects) and modules.builtin.modinfo with
+ * aliases with '-' and [...] brackets, one alias shared by two built-in modules, one module
+ * whose records are not contiguous and one unmatched bracket; loadable modules beside them. */
+#define BI(...) TMOD("builtin", __VA_ARGS__)
+static const struct fixture tree_builtin[] = {
+	BI("kernel/drivers/bi/bi_loadable.ko", "bi_loadable",
+	   .exports = EXPORTS(EXG("bi_loadable_fn", 0x0b100001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "bi_core_register", 0x0b1c0001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=builtin: a loadable module",
+			      "alias=usb:v0BDAp8[12]*d*dc*dsc*dp*ic*isc*ip*in*",
+			      "alias=bi-loadable[-_]dev", "alias=platform:bi-loadable",
+			      "alias=bi-bad-[alias", "alias=bi-bad]-alias", "alias=shared-alias",
+			      "depends=", INTREE)),
+	BI("kernel/drivers/bi/bi-user.ko", "bi_user",
+	   .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "bi_loadable_fn", 0x0b100001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=builtin: user", "alias=acpi*:BIUS[0-9A-F][0-9A-F]*:*",
+			      "depends=bi_loadable", INTREE)),
+};
+static const struct tree_file tree_builtin_files[] = {
+	TEXT(TREE_MODDIR("builtin") "modules.order",
+	     "kernel/drivers/bi/bi_loadable.ko\n"
+	     "kernel/drivers/bi/bi-user.ko\n"),
+	TEXT(TREE_MODDIR("builtin") "modules.builtin",
+	     "kernel/drivers/bi/bi_core.ko\n"
+	     "kernel/fs/bifs/bi-fs.ko\n"
+	     "kernel/crypto/bi_crypto.ko\n"
+	     "kernel/lib/bi_nomodinfo.ko\n"
+	     "\n"
+	     "kernel/drivers/bi/bi_bad.ko\n"),
+	BIN(TREE_MODDIR("builtin") "modules.builtin.modinfo",
+	    "bi_core.license=GPL\0"
+	    "bi_core.description=builtin: core\0"
+	    "bi_core.alias=pci:v00008086d00001234sv*sd*bc*sc*i*\0"
+	    "bi_core.alias=bi-core-dev\0"
+	    "bi_core.alias=acpi*:BICR[0-9][0-9]*:*\0"
+	    "bi_core.parm=debug:enable debug output\0"
+	    "bi_core.parmtype=debug:int\0"
+	    "bi_fs.alias=fs-bifs\0"
+	    "bi_fs.alias=devname:bifs-ctl\0"
+	    "bi_fs.alias=char-major-10-250\0"
+	    "bi_fs.alias=shared-alias\0"
+	    "bi_fs.license=GPL\0"
+	    "bi_crypto.alias=crypto-sha999\0"
+	    "bi_crypto.alias=sha999\0"
+	    "bi_crypto.alias=shared-alias\0"
+	    "bi_crypto.alias=crypto-sha999-[generic-x86]\0"
+	    "bi_crypto.alias=bi-crypto[-_]v2\0"
+	    "bi_crypto.license=GPL\0"
+	    "bi_core.alias=bi-core-late\0"
+	    "bi_core.alias=bi-core-dev\0"
+	    "bi_bad.alias=bi-bad[unmatched\0"
+	    "bi_bad.alias=bi-bad-ok\0"
+	    "bi_bad.license=GPL\0"
+	    "bi_params.parm=level:log level\0"
+	    "bi_params.parmtype=level:uint\0"),
+};
+
+/* devname: devname: aliases with char-major and block-major aliases in either order, one
+ * without major/minor, one with a wildcard minor, several of each, and majors without devname. */
+#define DN(...) TMOD("devname", __VA_ARGS__)
+#define DN_UNDEFS UNDEFS(UK_FENTRY, UK_PRINTK, UK_THUNK)
+static const struct fixture tree_devname[] = {
+	DN("kernel/fs/fuse/dn_fuse.ko", "dn_fuse", .exports = NO_EXPORTS, .undefs = DN_UNDEFS,
+	   .modinfo = STRINGS("description=devname: like fuse", "alias=devname:fuse",
+			      "alias=char-major-10-229", "alias=fs-fuseblk", "alias=fs-fuse",
+			      "depends=", INTREE)),
+	DN("kernel/drivers/block/dn_loop.ko", "dn_loop", .exports = NO_EXPORTS,
+	   .undefs = DN_UNDEFS,
+	   .modinfo = STRINGS("description=devname: like loop", "alias=devname:loop-control",
+			      "alias=char-major-10-237", "alias=block-major-7-*", "depends=",
+			      INTREE)),
+	DN("kernel/drivers/block/dn-blk.ko", "dn_blk", .exports = NO_EXPORTS, .undefs = DN_UNDEFS,
+	   .modinfo = STRINGS("description=devname: a block device", "alias=block-major-240-3",
+			      "alias=devname:dnblk0", "depends=", INTREE)),
+	DN("kernel/drivers/dn/dn_nomajor.ko", "dn_nomajor", .exports = NO_EXPORTS,
+	   .undefs = DN_UNDEFS,
+	   .modinfo = STRINGS("description=devname: no major", "alias=devname:nomajor",
+			      "depends=", INTREE)),
+	DN("kernel/drivers/dn/dn_multi.ko", "dn_multi", .exports = NO_EXPORTS,
+	   .undefs = DN_UNDEFS,
+	   .modinfo = STRINGS("description=devname: two of each", "alias=char-major-1-2",
+			      "alias=char-major-3-4", "alias=devname:first",
+			      "alias=devname:second", "alias=char-major-5-6", "depends=", INTREE)),
+	DN("kernel/drivers/dn/dn_mixed.ko", "dn_mixed", .exports = NO_EXPORTS,
+	   .undefs = DN_UNDEFS,
+	   .modinfo = STRINGS("description=devname: char then block", "alias=char-major-10-240",
+			      "alias=block-major-11-0", "alias=devname:mixed",
+			      "alias=char-major-10-241", "depends=", INTREE)),
+	DN("kernel/sound/core/dn_timer.ko", "dn_timer", .exports = NO_EXPORTS,
+	   .undefs = DN_UNDEFS,
+	   .modinfo = STRINGS("description=devname: a subdirectory", "alias=devname:snd/timer",
+			      "alias=char-major-116-33", "depends=", INTREE)),
+	DN("kernel/drivers/dn/dn_majoronly.ko", "dn_majoronly", .exports = NO_EXPORTS,
+	   .undefs = DN_UNDEFS,
+	   .modinfo = STRINGS("description=devname: a major, no devname",
+			      "alias=char-major-99-1", "depends=", INTREE)),
+	DN("kernel/drivers/dn/dn_wild.ko", "dn_wild", .exports = NO_EXPORTS, .undefs = DN_UNDEFS,
+	   .modinfo = STRINGS("description=devname: wildcard minor", "alias=devname:wild",
+			      "alias=char-major-81-*", "depends=", INTREE)),
+};
+static const struct tree_file tree_devname_files[] = {
+	TEXT(TREE_MODDIR("devname") "modules.order",
+	     "kernel/fs/fuse/dn_fuse.ko\n"
+	     "kernel/drivers/block/dn_loop.ko\n"
+	     "kernel/drivers/block/dn-blk.ko\n"
+	     "kernel/drivers/dn/dn_nomajor.ko\n"
+	     "kernel/drivers/dn/dn_multi.ko\n"
+	     "kernel/drivers/dn/dn_mixed.ko\n"
+	     "kernel/sound/core/dn_timer.ko\n"
+	     "kernel/drivers/dn/dn_majoronly.ko\n"
+	     "kernel/drivers/dn/dn_wild.ko\n"),
+};
+
+/* cycle: cy_x uses cy_y and cy_w, cy_y uses cy_x, cy_z uses cy_x; cy_p -> cy_q -> cy_r -> cy_p;
+ * cy_w, used by a cycle, is in none; cy_free uses nothing. Nothing outside a cycle that a cycle
+ * uses may lead into a cycle (say cy_x -> cy_v -> cy_q): kmod 30's cycle report then grows its
+ * path until memory runs out ("No memory to report cycles" under a limit, else killed). */
+#define CY(...) TMOD("cycle", __VA_ARGS__)
+static const struct fixture tree_cycle[] = {
+	CY("kernel/drivers/cy/cy_x.ko", "cy_x", .exports = EXPORTS(EXG("cy_x_fn", 0xc1000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "cy_y_fn", 0xc2000001u, 0 },
+			    { "cy_w_fn", 0xc4000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycle: x", "depends=cy_y,cy_w", INTREE)),
+	CY("kernel/drivers/cy/cy_y.ko", "cy_y", .exports = EXPORTS(EXG("cy_y_fn", 0xc2000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "cy_x_fn", 0xc1000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycle: y", "depends=cy_x", INTREE)),
+	CY("kernel/drivers/cy/cy_z.ko", "cy_z", .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "cy_x_fn", 0xc1000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycle: z uses x", "depends=cy_x", INTREE)),
+	CY("kernel/drivers/cy/cy_w.ko", "cy_w", .exports = EXPORTS(EXG("cy_w_fn", 0xc4000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=cycle: w, used by x", "depends=", INTREE)),
+	CY("kernel/net/cy/cy_p.ko", "cy_p", .exports = EXPORTS(EXG("cy_p_fn", 0xc5000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "cy_q_fn", 0xc6000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycle: p", "depends=cy_q", INTREE)),
+	CY("kernel/net/cy/cy_q.ko", "cy_q", .exports = EXPORTS(EXG("cy_q_fn", 0xc6000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "cy_r_fn", 0xc7000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycle: q", "depends=cy_r", INTREE)),
+	CY("kernel/net/cy/cy_r.ko", "cy_r", .exports = EXPORTS(EXG("cy_r_fn", 0xc7000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "cy_p_fn", 0xc5000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycle: r", "depends=cy_p", INTREE)),
+	CY("kernel/lib/cy_free.ko", "cy_free", .exports = EXPORTS(EXG("cy_free_fn", 0xc8000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=cycle: in none", "depends=", INTREE)),
+};
+static const struct tree_file tree_cycle_files[] = {
+	/* Each cycle is reported from its first module in modules.order: cy_r, cy_y. */
+	TEXT(TREE_MODDIR("cycle") "modules.order",
+	     "kernel/net/cy/cy_r.ko\n"
+	     "kernel/drivers/cy/cy_y.ko\n"
+	     "kernel/drivers/cy/cy_z.ko\n"
+	     "kernel/drivers/cy/cy_x.ko\n"
+	     "kernel/drivers/cy/cy_w.ko\n"
+	     "kernel/net/cy/cy_p.ko\n"
+	     "kernel/net/cy/cy_q.ko\n"
+	     "kernel/lib/cy_free.ko\n"),
+};
+
+/* weak: weak undefined symbols exported by a module and by nobody; unknown symbols; __versions
+ * entries without a symbol (like module_layout) naming a kernel symbol, a module's export and
+ * nothing at all. System.map (for -F) has the kernel's symbols. */
+#define WK(...) TMOD("weak", __VA_ARGS__)
+static const struct fixture tree_weak[] = {
+	WK("kernel/drivers/wk/wk_opt_user.ko", "wk_opt_user", .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "wk_opt_fn", 0xe1000001u, U_WEAK }, UK_PRINTK),
+	   .modinfo = STRINGS("description=weak: only a weak use of wk_opt_fn", "depends=",
+			      INTREE)),
+	WK("kernel/drivers/wk/wk_provider.ko", "wk_provider",
+	   .exports = EXPORTS(EXG("wk_opt_fn", 0xe1000001u), EXG("wk_hard_fn", 0xe1000002u)),
+	   .undefs = UNDEFS(UK_FENTRY, UK_PRINTK),
+	   .modinfo = STRINGS("description=weak: provider", "depends=", INTREE)),
+	WK("kernel/drivers/wk/wk_mixed.ko", "wk_mixed", .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "wk_hard_fn", 0xe1000002u, 0 },
+			    { "wk_absent", 0xe1000003u, U_WEAK }, UK_PRINTK),
+	   .modinfo = STRINGS("description=weak: a hard use and a weak unknown one",
+			      "depends=wk_provider", INTREE)),
+	WK("kernel/drivers/wk/wk_unknown.ko", "wk_unknown", .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "wk_not_exported", 0xe1000004u, 0 }, UK_KFREE,
+			    { "wk_also_missing", 0xe1000005u, 0 }),
+	   .modinfo = STRINGS("description=weak: unknown symbols", "depends=", INTREE)),
+	WK("kernel/drivers/wk/wk_vonly.ko", "wk_vonly", .exports = NO_EXPORTS,
+	   .undefs = UNDEFS({ "module_layout", CRC_MODULE_LAYOUT, U_NOSYM },
+			    { "wk_vonly_target", 0xe1000006u, U_NOSYM },
+			    { "wk_vonly_ghost", 0xe1000007u, U_NOSYM }, UK_FENTRY, UK_PRINTK),
+	   .modinfo = STRINGS("description=weak: __versions entries without symbols",
+			      "depends=", INTREE)),
+	WK("kernel/drivers/wk/wk_target.ko", "wk_target",
+	   .exports = EXPORTS(EXG("wk_vonly_target", 0xe1000006u)),
+	   .undefs = UNDEFS(UK_FENTRY, UK_KFREE),
+	   .modinfo = STRINGS("description=weak: named only in another's __versions", "depends=",
+			      INTREE)),
+};
+static const struct tree_file tree_weak_files[] = {
+	TEXT(TREE_MODDIR("weak") "modules.order",
+	     "kernel/drivers/wk/wk_opt_user.ko\n"
+	     "kernel/drivers/wk/wk_provider.ko\n"
+	     "kernel/drivers/wk/wk_mixed.ko\n"
+	     "kernel/drivers/wk/wk_unknown.ko\n"
+	     "kernel/drivers/wk/wk_vonly.ko\n"
+	     "kernel/drivers/wk/wk_target.ko\n"),
+	TEXT("System.map",
+	     "0000000000000000 A __per_cpu_start\n"
+	     "ffffffff81000000 T _stext\n"
+	     "ffffffff81001000 T _printk\n"
+	     "ffffffff81002000 T kfree\n"
+	     "ffffffff81003000 T __fentry__\n"
+	     "ffffffff81004000 T module_layout\n"
+	     "ffffffff82600000 R __start___ksymtab\n"
+	     "ffffffff82600010 r __ksymtab__printk\n"
+	     "ffffffff82600020 r __ksymtab___fentry__\n"
+	     "ffffffff82600030 r __ksymtab_module_layout\n"
+	     "ffffffff82600040 r __ksymtab_kfree\n"
+	     "ffffffff82700000 r __kstrtab__printk\n"
+	     "ffffffff82700010 r __kstrtabns__printk\n"
+	     "ffffffff82800000 D __stop___ksymtab_gpl\n"),
+};
+
+/* config: the same module in kernel/, updates/, extra/ and an external directory, chosen by
+ * search, override and external lines; excluded and build/ directories; a bad line. The users
+ * module depends on each, so modules.dep and modules.symbols show who won. */
+#define CF(...) TMOD("config", __VA_ARGS__)
+#define CF_UNDEFS UNDEFS(UK_FENTRY, UK_PRINTK, UK_THUNK)
+/* One copy of module n in directory d, exporting n_fn and n_<where>. */
+#define CF_COPY(d, n, where, crc)                                                              \
+	CF(d "/" n ".ko", n, .exports = EXPORTS(EXG(n "_fn", crc), EXG(n "_" where, crc + 1)),  \
+	   .undefs = CF_UNDEFS, .modinfo = STRINGS("description=config: " n " in " d, "depends="))
+static const struct fixture tree_config[] = {
+	CF("kernel/drivers/cf/cf_users.ko", "cf_users", .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "cf_all_fn", 0xcf010000u, 0 },
+			    { "cf_upd_fn", 0xcf020000u, 0 }, { "cf_over_fn", 0xcf030000u, 0 },
+			    { "cf_over_nomatch_fn", 0xcf040000u, 0 },
+			    { "cf_over_any_fn", 0xcf050000u, 0 }, { "cf_ext_fn", 0xcf060000u, 0 },
+			    { "cf_stag_fn", 0xcf070000u, 0 }, { "cf_inbuild_fn", 0xcf080000u, 0 },
+			    UK_THUNK),
+	   .modinfo = STRINGS("description=config: uses every contested module",
+			      "depends=cf_all,cf_upd,cf_over,cf_over_nomatch,cf_over_any,cf_ext",
+			      INTREE)),
+	CF_COPY("kernel/drivers/cf", "cf_all", "kernel", 0xcf010000u),
+	CF_COPY("updates", "cf_all", "updates", 0xcf010000u),
+	CF_COPY("extra", "cf_all", "extra", 0xcf010000u),
+	CF_COPY("kernel/drivers/cf", "cf_upd", "kernel", 0xcf020000u),
+	CF("updates/drivers/cf/cf_upd.ko.xz", "cf_upd", .compression = COMP_XZ,
+	   .exports = EXPORTS(EXG("cf_upd_fn", 0xcf020000u), EXG("cf_upd_updates", 0xcf020001u)),
+	   .undefs = CF_UNDEFS, .modinfo = STRINGS("description=config: cf_upd in updates/drivers")),
+	CF_COPY("kernel/drivers/cf", "cf_over", "kernel", 0xcf030000u),
+	CF_COPY("updates", "cf_over", "updates", 0xcf030000u),
+	CF_COPY("extra", "cf_over", "extra", 0xcf030000u),
+	CF_COPY("kernel/drivers/cf", "cf_over_nomatch", "kernel", 0xcf040000u),
+	CF_COPY("updates", "cf_over_nomatch", "updates", 0xcf040000u),
+	CF_COPY("extra", "cf_over_nomatch", "extra", 0xcf040000u),
+	CF_COPY("kernel/drivers/cf", "cf_over_any", "kernel", 0xcf050000u),
+	CF_COPY("updates", "cf_over_any", "updates", 0xcf050000u),
+	CF_COPY("kernel/drivers/cf", "cf_ext", "kernel", 0xcf060000u),
+	{ .file = "ext-modules/cf_ext.ko", .name = "cf_ext",
+	  .vermagic = TREE_KVER("config") " SMP preempt mod_unload modversions ",
+	  .era = ERA_5_5, .arch = &arch_x86_64, .versions = true,
+	  .exports = EXPORTS(EXG("cf_ext_fn", 0xcf060000u), EXG("cf_ext_external", 0xcf060001u)),
+	  .undefs = CF_UNDEFS, .modinfo = STRINGS("description=config: cf_ext, external") },
+	CF_COPY("kernel/drivers/staging/cf_stag", "cf_stag", "staging", 0xcf070000u),
+	CF_COPY("kernel/drivers/cf/build", "cf_inbuild", "build", 0xcf080000u),
+};
+static const struct tree_file tree_config_files[] = {
+	TEXT(TREE_MODDIR("config") "modules.order",
+	     "kernel/drivers/cf/cf_users.ko\n"
+	     "kernel/drivers/cf/cf_all.ko\n"
+	     "updates/cf_all.ko\n"
+	     "extra/cf_all.ko\n"
+	     "kernel/drivers/cf/cf_upd.ko\n"
+	     "updates/drivers/cf/cf_upd.ko\n"
+	     "kernel/drivers/cf/cf_over.ko\n"
+	     "updates/cf_over.ko\n"
+	     "extra/cf_over.ko\n"
+	     "kernel/drivers/cf/cf_over_nomatch.ko\n"
+	     "updates/cf_over_nomatch.ko\n"
+	     "extra/cf_over_nomatch.ko\n"
+	     "kernel/drivers/cf/cf_over_any.ko\n"
+	     "updates/cf_over_any.ko\n"
+	     "kernel/drivers/cf/cf_ext.ko\n"
+	     "kernel/drivers/staging/cf_stag/cf_stag.ko\n"
+	     "kernel/drivers/cf/build/cf_inbuild.ko\n"),
+	TEXT("depmod.conf",
+	     "# kmodns fixture: updates/ first, then the kernel's own directories\n"
+	     "search updates built-in\n"
+	     "\n"
+	     "override cf_over " TREE_KVER("config") " extra\n"
+	     "override cf_over_nomatch 9.9.9-other extra\n"
+	     "override cf_over_any * kernel/drivers/cf\n"
+	     "exclude staging\n"
+	     "external " TREE_KVER("config") " @CASEDIR@/ext-modules\n"
+	     "frobnicate all modules\n"),
+	TEXT("depmod-ext.conf",
+	     "# kmodns fixture: the external directory before the kernel's own\n"
+	     "search updates external built-in\n"
+	     "override cf_over " TREE_KVER("config") " extra\n"
+	     "override cf_over_nomatch 9.9.9-other extra\n"
+	     "override cf_over_any * kernel/drivers/cf\n"
+	     "exclude staging\n"
+	     "external " TREE_KVER("config") " @CASEDIR@/ext-modules\n"),
+};
+
+/* crc: Module.symvers (for -E) whose vmlinux rows agree or not with the modules' __versions,
+ * a vmlinux symbol a module exports too, a module row, an old 4-column row; modules without
+ * __versions, without a CRC for one symbol, with weak uses, and an exporter without CRCs. */
+#define CR(...) TMOD("crc", __VA_ARGS__)
+static const struct fixture tree_crc[] = {
+	CR("kernel/drivers/crc/crc_core.ko", "crc_core",
+	   .exports = EXPORTS(EXG("crc_core_fn", 0x12345678u), EX("crc_shadowed", 0x7777777au)),
+	   .undefs = UNDEFS(UK_FENTRY, UK_PRINTK, UK_KFREE, UK_THUNK),
+	   .modinfo = STRINGS("description=crc: exporter", "depends=", INTREE)),
+	CR("kernel/drivers/crc/crc_user.ko", "crc_user", .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "crc_core_fn", 0x12345679u, 0 },
+			    { "kfree", CRC_KFREE + 1, 0 }, UK_PRINTK,
+			    { "crc_shadowed", 0x77777777u, 0 }, { "dma_buf_get", CRC_DMA_BUF_GET, 0 },
+			    { "crc_old_fmt", 0xdeadbeefu, 0 }, { "crc_plain_fn", 0x0badc0deu, 0 },
+			    { "crc_nowhere", 0x00000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=crc: user, right and wrong versions",
+			      "import_ns=DMA_BUF", "depends=crc_core,crc_plain", INTREE)),
+	CR("kernel/drivers/crc/crc_weak.ko", "crc_weak", .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "kfree", 0x99999999u, U_WEAK },
+			    { "crc_core_fn", 0x00000001u, U_WEAK }, UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=crc: weak uses with wrong versions",
+			      "depends=crc_core", INTREE)),
+	CR("kernel/drivers/crc/crc_nocrc.ko", "crc_nocrc", .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "kfree", 0, U_NOCRC }, { "crc_core_fn", 0, U_NOCRC },
+			    UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=crc: two symbols missing from __versions",
+			      "depends=crc_core", INTREE)),
+	CR("kernel/drivers/crc/crc_layout.ko", "crc_layout", .exports = NO_EXPORTS,
+	   .undefs = UNDEFS({ "module_layout", CRC_MODULE_LAYOUT, U_NOSYM },
+			    { "kfree", CRC_KFREE + 2, U_NOSYM },
+			    { "crc_core_fn", 0x1234567au, U_NOSYM }, UK_FENTRY,
+			    { "_printk", CRC_PRINTK + 3, 0 }),
+	   .modinfo = STRINGS("description=crc: __versions entries without symbols", "depends=",
+			      INTREE)),
+	TMOD_NV("crc", "kernel/drivers/crc/crc_nover.ko", "crc_nover", .exports = NO_EXPORTS,
+		.undefs = UNDEFS(UK_FENTRY, UK_PRINTK, { "crc_core_fn", 0, 0 }, UK_THUNK),
+		.modinfo = STRINGS("description=crc: built without MODVERSIONS",
+				   "depends=crc_core", INTREE)),
+	TMOD_NV("crc", "kernel/drivers/crc/crc_plain.ko", "crc_plain",
+		.exports = EXPORTS({ "crc_plain_fn", K_GPL, NULL, 0 }),
+		.undefs = UNDEFS(UK_FENTRY, UK_PRINTK, UK_THUNK),
+		.modinfo = STRINGS("description=crc: an exporter without CRCs", "depends=",
+				   INTREE)),
+};
+#define SYMVERS_ROW(crc, sym, where, kind, ns) crc "\t" sym "\t" where "\t" kind "\t" ns "\n"
+static const struct tree_file tree_crc_files[] = {
+	TEXT(TREE_MODDIR("crc") "modules.order",
+	     "kernel/drivers/crc/crc_core.ko\n"
+	     "kernel/drivers/crc/crc_user.ko\n"
+	     "kernel/drivers/crc/crc_weak.ko\n"
+	     "kernel/drivers/crc/crc_nocrc.ko\n"
+	     "kernel/drivers/crc/crc_layout.ko\n"
+	     "kernel/drivers/crc/crc_nover.ko\n"
+	     "kernel/drivers/crc/crc_plain.ko\n"),
+	TEXT("Module.symvers",
+	     SYMVERS_ROW("0x1f2e3d4c", "_printk", "vmlinux", "EXPORT_SYMBOL", "")
+	     SYMVERS_ROW("0x2b3c4d5e", "kfree", "vmlinux", "EXPORT_SYMBOL", "")
+	     SYMVERS_ROW("0x3c4d5e6f", "dma_buf_get", "vmlinux", "EXPORT_SYMBOL_GPL", "DMA_BUF")
+	     SYMVERS_ROW("0x77777777", "crc_shadowed", "vmlinux", "EXPORT_SYMBOL", "")
+	     SYMVERS_ROW("0x0c0ffee0", "__fentry__", "vmlinux", "EXPORT_SYMBOL", "")
+	     SYMVERS_ROW("0x5b8239ca", "__x86_return_thunk", "vmlinux", "EXPORT_SYMBOL", "")
+	     SYMVERS_ROW("0x12345678", "crc_core_fn", "drivers/crc/crc_core", "EXPORT_SYMBOL_GPL", "")
+	     "0xdeadbeef\tcrc_old_fmt\tvmlinux\tEXPORT_SYMBOL\n"),
+};
+
+struct tree_case {
+	const char *name;
+	const struct fixture *modules;
+	size_t n_modules;
+	const struct tree_file *files;
+	size_t n_files;
+};
+
+#define TREE(name_, mods_, files_) { name_, mods_, ARRAY_SIZE(mods_), files_, ARRAY_SIZE(files_) }
+static const struct tree_case tree_cases[] = {
+	TREE("chain", tree_chain, tree_chain_files),
+	TREE("order", tree_order, tree_order_files),
+	TREE("dups", tree_dups, tree_dups_files),
+	TREE("builtin", tree_builtin, tree_builtin_files),
+	TREE("devname", tree_devname, tree_devname_files),
+	TREE("cycle", tree_cycle, tree_cycle_files),
+	TREE("weak", tree_weak, tree_weak_files),
+	TREE("config", tree_config, tree_config_files),
+	TREE("crc", tree_crc, tree_crc_files),
 };
 
 /* ---- small helpers ----------------------------------------------------------------------- */
@@ -1237,12 +1882,12 @@ static void write_expected(const char *outdir, const struct fixture *fx)
 
 /* ---- one fixture, start to finish --------------------------------------------------------- */
 
-static void write_fixture(const char *outdir, const struct fixture *fx)
+/* Builds the module fx describes and writes it to path, signed and compressed as it says. */
+static void write_module(const char *path, const struct fixture *fx)
 {
 	struct obj o;
 	struct buf image = { NULL, 0, 0 }, packed = { NULL, 0, 0 };
 	const struct buf *out = &image;
-	char *path = xasprintf("%s/%s", outdir, fx->file);
 
 	memset(&o, 0, sizeof(o));
 	build_module(&o, fx);
@@ -1256,11 +1901,18 @@ static void write_fixture(const char *outdir, const struct fixture *fx)
 	}
 	make_parents(path);
 	write_file(path, out->p, out->len);
-	write_expected(outdir, fx);
 
 	obj_free(&o);
 	buf_free(&image);
 	buf_free(&packed);
+}
+
+static void write_fixture(const char *outdir, const struct fixture *fx)
+{
+	char *path = xasprintf("%s/%s", outdir, fx->file);
+
+	write_module(path, fx);
+	write_expected(outdir, fx);
 	free(path);
 }
 
@@ -1303,14 +1955,180 @@ static void write_sample_index(const char *outdir)
 	free(symvers_path);
 }
 
+/* ---- the dependency-test trees ----------------------------------------------------------- */
+
+/* Writes a side file, every "@CASEDIR@" in it replaced by casedir. */
+static void write_tree_file(const char *path, const struct tree_file *tf, const char *casedir)
+{
+	static const char key[] = "@CASEDIR@";
+	const char *p = tf->data, *end = tf->data + tf->len, *at;
+	struct buf b = { NULL, 0, 0 };
+
+	while ((at = memmem(p, (size_t)(end - p), key, sizeof(key) - 1)) != NULL) {
+		if (at > p)
+			buf_add(&b, p, (size_t)(at - p));
+		buf_add(&b, casedir, strlen(casedir));
+		p = at + sizeof(key) - 1;
+	}
+	if (end > p)
+		buf_add(&b, p, (size_t)(end - p));
+	make_parents(path);
+	write_file(path, b.p, b.len);
+	buf_free(&b);
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The namespaces of a tree's exports without CRC, sorted, one a line: the strings kmod's depmod
+ * takes for symbols (it reads such exports from all of __ksymtab_strings). */
+static void write_namespace_strings(const char *path, const struct tree_case *tc)
+{
+	const char **ns = NULL;
+	size_t n = 0;
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	for (size_t i = 0; i < tc->n_modules; i++)
+		for (const struct export *e = tc->modules[i].exports; e->sym; e++)
+			if (!e->crc && e->ns && e->ns[0]) {
+				ns = xrealloc(ns, (n + 1) * sizeof(*ns));
+				ns[n++] = e->ns;
+			}
+	if (n)
+		qsort(ns, n, sizeof(*ns), compare_strings);
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || strcmp(ns[i], ns[i - 1]))
+			fprintf(f, "%s\n", ns[i]);
+	close_file(f, path);
+	free(ns);
+}
+
+static void write_tree_case(const char *abs, const struct tree_case *tc)
+{
+	char *casedir = xasprintf("%s/%s", abs, tc->name), *path;
+
+	for (size_t i = 0; i < tc->n_modules; i++) {
+		path = xasprintf("%s/%s", casedir, tc->modules[i].file);
+		write_module(path, &tc->modules[i]);
+		free(path);
+	}
+	for (size_t i = 0; i < tc->n_files; i++) {
+		path = xasprintf("%s/%s", casedir, tc->files[i].path);
+		write_tree_file(path, &tc->files[i], casedir);
+		free(path);
+	}
+	path = xasprintf("%s/kmod-namespace-strings", casedir);
+	write_namespace_strings(path, tc);
+	free(path);
+	free(casedir);
+}
+
+/* A fixed linear congruential generator: the same "random" tree on every run. */
+static uint32_t dag_random(uint32_t *state, uint32_t bound)
+{
+	*state = *state * 1103515245u + 12345u;
+	return (*state >> 16) % bound;
+}
+
+/* dag: DAG_N modules, dag_<i> exporting dag_<i>_fn and using the exports of about one in five
+ * lower-numbered modules, in a shuffled symbol order; modules.order lists them shuffled too, so
+ * the transitive dep lines take kmod's topological order, not the numbering. */
+#define DAG_N 48
+static void write_dag(const char *abs)
+{
+	static const char *const subdirs[] = { "kernel/drivers/dag", "kernel/net/dag", "kernel/fs/dag" };
+	static const char *const modinfo[] = { "description=dag: one of many", INTREE, NULL };
+	struct fixture fx[DAG_N];
+	struct export exports[DAG_N][2];
+	struct undef undefs[DAG_N][DAG_N + 3];
+	size_t order[DAG_N];
+	uint32_t state = 0x2545f491u;
+	struct buf list = { NULL, 0, 0 };
+	struct tree_file order_file;
+	struct tree_case tc = { "dag", fx, DAG_N, &order_file, 1 };
+
+	for (size_t i = 0; i < DAG_N; i++) {
+		size_t n = 0;
+
+		exports[i][0] = (struct export){ xasprintf("dag_%zu_fn", i), K_GPL, NULL,
+						 0xda900000u + (uint32_t)i };
+		exports[i][1] = (struct export){ NULL, 0, NULL, 0 };
+		undefs[i][n++] = (struct undef)UK_FENTRY;
+		for (size_t j = 0; j < i; j++)
+			if (dag_random(&state, 5) == 0)
+				undefs[i][n++] = (struct undef){ exports[j][0].sym, exports[j][0].crc, 0 };
+		undefs[i][n++] = (struct undef)UK_THUNK;
+		undefs[i][n] = (struct undef){ NULL, 0, 0 };
+		for (size_t k = n - 2; k > 1; k--) { /* shuffle the module symbols, not the ends */
+			size_t r = 1 + dag_random(&state, (uint32_t)k);
+			struct undef t = undefs[i][k];
+
+			undefs[i][k] = undefs[i][r];
+			undefs[i][r] = t;
+		}
+		fx[i] = (struct fixture){
+			.file = xasprintf(TREE_MODDIR("dag") "%s/dag_%zu.ko", subdirs[i % 3], i),
+			.name = xasprintf("dag_%zu", i), .vermagic = TREE_KVER("dag")
+			" SMP preempt mod_unload modversions ", .era = ERA_5_5, .arch = &arch_x86_64,
+			.versions = true, .exports = exports[i], .undefs = undefs[i], .modinfo = modinfo,
+		};
+		order[i] = i;
+	}
+	for (size_t k = DAG_N - 1; k > 0; k--) {
+		size_t r = dag_random(&state, (uint32_t)k + 1), t = order[k];
+
+		order[k] = order[r];
+		order[r] = t;
+	}
+	for (size_t k = 0; k < DAG_N; k++) {
+		const char *rel = fx[order[k]].file + strlen(TREE_MODDIR("dag"));
+
+		buf_add(&list, rel, strlen(rel));
+		buf_add(&list, "\n", 1);
+	}
+	order_file = (struct tree_file){ TREE_MODDIR("dag") "modules.order", (char *)list.p, list.len };
+	write_tree_case(abs, &tc);
+	for (size_t i = 0; i < DAG_N; i++) {
+		free((char *)exports[i][0].sym);
+		free((char *)fx[i].file);
+		free((char *)fx[i].name);
+	}
+	buf_free(&list);
+}
+
+static void write_trees(const char *outdir)
+{
+	char *probe = xasprintf("%s/.", outdir), *abs;
+
+	make_parents(probe);
+	free(probe);
+	abs = realpath(outdir, NULL);
+	if (!abs)
+		die("%s: %s", outdir, strerror(errno));
+	for (size_t c = 0; c < ARRAY_SIZE(tree_cases); c++)
+		write_tree_case(abs, &tree_cases[c]);
+	write_dag(abs);
+	free(abs);
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+	bool trees = argc == 3 && !strcmp(argv[1], "--tree");
+
+	if (argc != 2 && !trees) {
+		fprintf(stderr, "usage: %s OUTDIR\n       %s --tree OUTDIR\n", argv[0], argv[0]);
 		return 2;
 	}
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		die("libelf: %s", elf_errmsg(-1));
+	if (trees) {
+		write_trees(argv[2]);
+		return 0;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++)
 		write_fixture(argv[1], &fixtures[i]);
 	write_sample_index(argv[1]);

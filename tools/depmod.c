@@ -102,7 +102,8 @@ _printf_(1, 2) static void info(const char *fmt, ...)
 /* ---- configuration (depmod.d) ----------------------------------------------- */
 
 struct search {
-	char *path; /* NULL for "built-in" */
+	char *path; /* NULL for "built-in" and "external" */
+	bool external;
 };
 
 struct override {
@@ -158,7 +159,8 @@ static int cfg_add_search(struct cfg *cfg, const char *word)
 	if (array_reserve((void **)&cfg->searches, &cap, sizeof(*se), cfg->n_searches + 1) < 0)
 		return -ENOMEM;
 	se = &cfg->searches[cfg->n_searches++];
-	se->path = streq(word, "built-in") ? NULL : strdup(word);
+	se->external = streq(word, "external");
+	se->path = streq(word, "built-in") || se->external ? NULL : strdup(word);
 	return 0;
 }
 
@@ -387,9 +389,16 @@ static long search_priority(const struct cfg *cfg, const struct mod *m)
 	}
 	for (i = 0; i < cfg->n_searches; i++) {
 		const char *p = cfg->searches[i].path;
-		size_t pl;
+		size_t pl, e;
+		/* "external" in a search line ranks the external directories there */
+		for (e = 0; cfg->searches[i].external && e < cfg->n_externals; e++) {
+			size_t el = strlen(cfg->externals[e]);
+			if (strncmp(m->path, cfg->externals[e], el) == 0 && m->path[el] == '/')
+				return (long)i;
+		}
 		if (p == NULL) {
-			builtin = (long)i;
+			if (!cfg->searches[i].external)
+				builtin = (long)i;
 			continue;
 		}
 		pl = strlen(p);
@@ -514,8 +523,10 @@ static int mod_sort_cmp(const void *a, const void *b)
 static int depmod_sort(struct depmod *dm)
 {
 	_cleanup_free_ char *path = NULL, *data = NULL;
+	_cleanup_free_ long *line_of = NULL;
 	struct strset order = { 0 };
-	size_t size, i;
+	size_t size, i, cap = 0;
+	long line = 0;
 	char *p, *nl;
 
 	if (asprintf(&path, "%s/modules.order", dm->cfg->dirname) < 0)
@@ -523,15 +534,21 @@ static int depmod_sort(struct depmod *dm)
 	if (read_file(path, &data, &size) == 0) {
 		for (p = data; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
 			*nl = '\0';
-			if (*p && strset_add(&order, p) < 0) {
+			line++;
+			if (*p == '\0')
+				continue;
+			/* a module listed twice takes the place of its last listing, as in kmod */
+			if (strset_add(&order, p) < 0 ||
+			    array_reserve((void **)&line_of, &cap, sizeof(long), order.count) < 0) {
 				strset_release(&order);
 				return -ENOMEM;
 			}
+			line_of[strset_find(&order, p)] = line;
 		}
 	}
 	for (i = 0; i < dm->n_mods; i++) {
 		long k = strset_find(&order, dm->mods[i]->uncrelpath);
-		dm->mods[i]->sort_idx = k >= 0 ? k - (long)order.count - 1 : 0;
+		dm->mods[i]->sort_idx = k >= 0 ? line_of[k] - line - 1 : 0;
 	}
 	strset_release(&order);
 	qsort(dm->mods, dm->n_mods, sizeof(*dm->mods), mod_sort_cmp);
@@ -635,8 +652,13 @@ static int depmod_load_symvers(struct depmod *dm, const char *path)
 {
 	struct kmodns_symvers *sv;
 	size_t i;
-	int r = kmodns_symvers_new_from_file(dm->ctx, path, &sv);
+	int r;
 
+	if (access(path, R_OK) < 0) {
+		fprintf(stderr, "depmod: FATAL: could not load %s: %m\n", path);
+		return -errno;
+	}
+	r = kmodns_symvers_new_from_file(dm->ctx, path, &sv);
 	if (r < 0)
 		return r;
 	for (i = 0; i < kmodns_symvers_get_count(sv) && r >= 0; i++) {
@@ -667,6 +689,27 @@ static int mod_add_dependency(struct mod *m, struct mod *dep)
 	return 0;
 }
 
+/* One symbol m needs: its owner becomes a dependency; -e and -E warnings as kmod gives them. */
+static int depmod_resolve_symbol(struct depmod *dm, struct mod *m, const char *symbol, uint32_t crc,
+				 bool weak)
+{
+	const char *name = skip_prefix(dm, symbol);
+	long at = strset_find(&dm->symbols, name);
+	const struct symbol_owner *o = at >= 0 ? &dm->owners[at] : NULL;
+
+	if (o == NULL) {
+		if (!weak && dm->cfg->print_unknown)
+			tool_warn("%s needs unknown symbol %s", m->path, name);
+		return 0;
+	}
+	/* a CRC missing on either side counts as 0 */
+	if (dm->cfg->print_unknown && dm->cfg->check_symvers && !weak && crc != (o->has_crc ? o->crc : 0))
+		tool_warn("%s disagrees about version of symbol %s", m->path, name);
+	if (o->owner != NULL && o->owner != m)
+		return mod_add_dependency(m, o->owner);
+	return 0;
+}
+
 static int depmod_resolve(struct depmod *dm)
 {
 	size_t i, k;
@@ -686,25 +729,32 @@ static int depmod_resolve(struct depmod *dm)
 	}
 	for (i = 0; i < dm->n_mods; i++) {
 		struct mod *m = dm->mods[i];
-		for (k = 0; m->ns && k < kmodns_module_get_undefined_count(m->ns); k++) {
-			const struct kmodns_symbol *s = kmodns_module_get_undefined(m->ns, k);
-			const char *name = skip_prefix(dm, kmodns_symbol_get_name(s));
-			long at = strset_find(&dm->symbols, name);
-			const struct symbol_owner *o = at >= 0 ? &dm->owners[at] : NULL;
-			bool weak = kmodns_symbol_is_weak(s);
-			uint32_t crc;
+		struct strset undefined = { 0 };
+		r = 0;
 
-			if (o == NULL) {
-				if (!weak && dm->cfg->print_unknown)
-					tool_warn("%s needs unknown symbol %s", m->path, name);
-				continue;
-			}
-			if (dm->cfg->print_unknown && dm->cfg->check_symvers && !weak && o->has_crc &&
-			    kmodns_symbol_get_crc(s, &crc) && crc != o->crc)
-				tool_warn("%s disagrees about version of symbol %s", m->path, name);
-			if (o->owner != NULL && o->owner != m && (r = mod_add_dependency(m, o->owner)) < 0)
-				return r;
+		if (m->ns == NULL)
+			continue;
+		for (k = 0; k < kmodns_module_get_undefined_count(m->ns); k++) {
+			const struct kmodns_symbol *s = kmodns_module_get_undefined(m->ns, k);
+			uint32_t crc;
+			if (!kmodns_symbol_get_crc(s, &crc))
+				crc = 0;
+			r = strset_add(&undefined, kmodns_symbol_get_name(s));
+			if (r >= 0)
+				r = depmod_resolve_symbol(dm, m, kmodns_symbol_get_name(s), crc,
+							  kmodns_symbol_is_weak(s));
+			if (r < 0)
+				break;
 		}
+		/* like kmod: __versions entries without a symbol (module_layout) are needed symbols too */
+		for (k = 0; r >= 0 && k < kmodns_module_get_version_count(m->ns); k++) {
+			const char *name = kmodns_module_get_version_symbol(m->ns, k);
+			if (strset_find(&undefined, name) < 0)
+				r = depmod_resolve_symbol(dm, m, name, kmodns_module_get_version_crc(m->ns, k), false);
+		}
+		strset_release(&undefined);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -801,6 +851,7 @@ static void depmod_report_cycles(struct depmod *dm, const unsigned *users)
 		return;
 	for (i = 0; i < dm->n_mods; i++) {
 		size_t depth = 0, cur = i, k;
+		bool closed = false;
 		if (users[i] == 0 || reported[i])
 			continue;
 		/* follow unplaced dependencies until a module repeats: that is a cycle */
@@ -810,7 +861,11 @@ static void depmod_report_cycles(struct depmod *dm, const unsigned *users)
 			bool seen = false;
 			for (k = 0; k < depth; k++)
 				seen |= stack[k] == cur;
-			if (seen || depth == dm->n_mods)
+			if (seen) {
+				closed = true;
+				break;
+			}
+			if (depth == dm->n_mods)
 				break;
 			stack[depth++] = cur;
 			for (k = 0; k < m->n_deps; k++)
@@ -824,7 +879,8 @@ static void depmod_report_cycles(struct depmod *dm, const unsigned *users)
 		}
 		for (k = 0; k < depth && stack[k] != cur; k++)
 			;
-		if (k == depth || reported[cur])
+		/* the walk must have come back to a module on it: a dead end is no cycle */
+		if (!closed || k == depth || reported[cur])
 			continue;
 		{
 			size_t start = k, len = 0;
@@ -957,6 +1013,7 @@ static bool modinfo_is(const struct mod *m, size_t k, const char *key)
 
 static int output_aliases(struct depmod *dm, FILE *out, struct kmodns_index_builder *idx)
 {
+	struct strset seen = { 0 };
 	size_t i, k;
 	int r = 0;
 
@@ -977,12 +1034,23 @@ static int output_aliases(struct depmod *dm, FILE *out, struct kmodns_index_buil
 					tool_warn("Unmatched bracket in %s", v);
 					continue;
 				}
+				/* -w: the same alias twice for one module, as kmod reports it */
+				if (dm->cfg->warn_dups) {
+					_cleanup_free_ char *pair = NULL;
+					if (asprintf(&pair, "%s %s", key, m->name) < 0) {
+						r = -ENOMEM;
+						continue;
+					}
+					if (strset_add(&seen, pair) == 0)
+						tool_warn("duplicate module alias:\n%s", pair);
+				}
 				r = kmodns_index_builder_add(idx, key, m->name, (unsigned)i);
 				if (r == -EINVAL)
 					tool_err("%s: alias '%s' is not 7-bit ASCII", m->path, v);
 			}
 		}
 	}
+	strset_release(&seen);
 	return r;
 }
 
@@ -1133,6 +1201,9 @@ static int output_devname(struct depmod *dm, FILE *out)
 }
 
 /* modules.builtin: one "kernel/path/name.ko" per line; the key is the module name. */
+/* An index callback's answer when its input file is missing: kmod then writes an empty file. */
+#define NO_INPUT 1
+
 static int output_builtin(struct depmod *dm, struct kmodns_index_builder *idx)
 {
 	_cleanup_free_ char *path = NULL, *data = NULL;
@@ -1144,14 +1215,17 @@ static int output_builtin(struct depmod *dm, struct kmodns_index_builder *idx)
 		return -ENOMEM;
 	if ((r = read_file(path, &data, &size)) < 0) {
 		tool_warn("could not open modules.builtin at %s: %s", dm->cfg->dirname, strerror(-r));
-		return 0; /* an empty index */
+		return NO_INPUT;
 	}
 	for (p = data; r >= 0 && (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
 		const char *base;
 		_cleanup_free_ char *name = NULL;
-		*nl = '\0';
-		if (*p == '\0')
+		/* kmod takes only lines that start with a letter, and says so with the raw line */
+		if (!isalpha((unsigned char)*p)) {
+			tool_err("Invalid modules.builtin line: %.*s", (int)(nl - p + 1), p);
 			continue;
+		}
+		*nl = '\0';
 		base = strrchr(p, '/');
 		name = modname_from_filename(base ? base + 1 : p);
 		r = name ? kmodns_index_builder_add(idx, name, "", 0) : -ENOMEM;
@@ -1171,7 +1245,7 @@ static int output_builtin_alias(struct depmod *dm, struct kmodns_index_builder *
 		return -ENOMEM;
 	if ((r = read_file(path, &data, &size)) < 0) {
 		tool_warn("could not open modules.builtin.modinfo at %s: %s", dm->cfg->dirname, strerror(-r));
-		return 0;
+		return NO_INPUT;
 	}
 	for (p = data, end = data + size; p < end && r >= 0; p += strlen(p) + 1) {
 		char *dot = strchr(p, '.'), *eq;
@@ -1265,8 +1339,8 @@ static const struct output outputs[] = {
 	{ "modules.weakdep", TEXT, true, text_weakdeps, NULL }, /* kmod 33+; kmod 30 ignores it */
 	{ "modules.symbols", TEXT, false, text_symbols, NULL },
 	{ "modules.symbols.bin", INDEX, false, NULL, index_symbols },
-	{ "modules.builtin.alias.bin", INDEX, false, NULL, output_builtin_alias },
 	{ "modules.builtin.bin", INDEX, false, NULL, output_builtin },
+	{ "modules.builtin.alias.bin", INDEX, false, NULL, output_builtin_alias },
 	{ "modules.devname", TEXT, false, output_devname, NULL },
 	{ "modules.namespaces", TEXT, true, output_namespaces, NULL },
 };
@@ -1282,7 +1356,9 @@ static int write_output(struct depmod *dm, const struct output *o, FILE *out)
 	if (idx == NULL)
 		return -ENOMEM;
 	r = o->index(dm, idx);
-	if (r >= 0)
+	if (r == NO_INPUT)
+		r = 0; /* nothing at all, not even a header */
+	else if (r >= 0)
 		r = kmodns_index_builder_write(idx, out);
 	kmodns_index_builder_free(idx);
 	return r;
