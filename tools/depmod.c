@@ -1200,23 +1200,35 @@ static int output_devname(struct depmod *dm, FILE *out)
 	return 0;
 }
 
-/* modules.builtin: one "kernel/path/name.ko" per line; the key is the module name. */
 /* An index callback's answer when its input file is missing: kmod then writes an empty file. */
 #define NO_INPUT 1
 
-static int output_builtin(struct depmod *dm, struct kmodns_index_builder *idx)
+/* A file of the kernel build beside the modules; a missing one is warned about as kmod does. */
+static int read_tree_file(const struct depmod *dm, const char *name, char **data, size_t *size)
 {
-	_cleanup_free_ char *path = NULL, *data = NULL;
-	size_t size;
-	char *p, *nl;
-	int r = 0;
+	_cleanup_free_ char *path = NULL;
+	int r;
 
-	if (asprintf(&path, "%s/modules.builtin", dm->cfg->dirname) < 0)
+	if (asprintf(&path, "%s/%s", dm->cfg->dirname, name) < 0)
 		return -ENOMEM;
-	if ((r = read_file(path, &data, &size)) < 0) {
-		tool_warn("could not open modules.builtin at %s: %s", dm->cfg->dirname, strerror(-r));
+	r = read_file(path, data, size);
+	if (r < 0) {
+		tool_warn("could not open %s at %s: %s", name, dm->cfg->dirname, strerror(-r));
 		return NO_INPUT;
 	}
+	return 0;
+}
+
+/* modules.builtin: one "kernel/path/name.ko" per line; the key is the module name. */
+static int output_builtin(struct depmod *dm, struct kmodns_index_builder *idx)
+{
+	_cleanup_free_ char *data = NULL;
+	size_t size;
+	char *p, *nl;
+	int r = read_tree_file(dm, "modules.builtin", &data, &size);
+
+	if (r != 0)
+		return r;
 	for (p = data; r >= 0 && (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
 		const char *base;
 		_cleanup_free_ char *name = NULL;
@@ -1236,17 +1248,13 @@ static int output_builtin(struct depmod *dm, struct kmodns_index_builder *idx)
 /* modules.builtin.modinfo: NUL-separated "module.key=value"; the alias records. */
 static int output_builtin_alias(struct depmod *dm, struct kmodns_index_builder *idx)
 {
-	_cleanup_free_ char *path = NULL, *data = NULL;
+	_cleanup_free_ char *data = NULL;
 	size_t size;
 	char *p, *end;
-	int r = 0;
+	int r = read_tree_file(dm, "modules.builtin.modinfo", &data, &size);
 
-	if (asprintf(&path, "%s/modules.builtin.modinfo", dm->cfg->dirname) < 0)
-		return -ENOMEM;
-	if ((r = read_file(path, &data, &size)) < 0) {
-		tool_warn("could not open modules.builtin.modinfo at %s: %s", dm->cfg->dirname, strerror(-r));
-		return NO_INPUT;
-	}
+	if (r != 0)
+		return r;
 	for (p = data, end = data + size; p < end && r >= 0; p += strlen(p) + 1) {
 		char *dot = strchr(p, '.'), *eq;
 		if (dot == NULL || !startswith(dot + 1, "alias="))
