@@ -71,9 +71,33 @@ static int outbuf_grow(struct outbuf *out, size_t hint)
 	return 0;
 }
 
+/*
+ * The decompressed size an xz file declares in its index (0 when it cannot be
+ * read): one exact allocation instead of growing and copying.
+ */
+static size_t xz_declared_size(const unsigned char *in, size_t in_size)
+{
+	lzma_stream_flags footer;
+	lzma_index *index = NULL;
+	uint64_t memlimit = UINT64_MAX, size = 0;
+	size_t pos = 0;
+
+	if (in_size < 2 * LZMA_STREAM_HEADER_SIZE ||
+	    lzma_stream_footer_decode(&footer, in + in_size - LZMA_STREAM_HEADER_SIZE) != LZMA_OK ||
+	    footer.backward_size > in_size - 2 * LZMA_STREAM_HEADER_SIZE)
+		return 0;
+	if (lzma_index_buffer_decode(&index, &memlimit, NULL,
+				     in + in_size - LZMA_STREAM_HEADER_SIZE - footer.backward_size,
+				     &pos, footer.backward_size) == LZMA_OK)
+		size = lzma_index_uncompressed_size(index);
+	lzma_index_end(index, NULL);
+	return size < MAX_MODULE_SIZE ? (size_t)size : 0;
+}
+
 static int decompress_xz(struct kmodns_ctx *ctx, const char *label, const unsigned char *in,
 			 size_t in_size, struct outbuf *out)
 {
+	size_t declared = xz_declared_size(in, in_size);
 	lzma_stream strm = LZMA_STREAM_INIT;
 	lzma_ret ret;
 	int r = 0;
@@ -87,7 +111,9 @@ static int decompress_xz(struct kmodns_ctx *ctx, const char *label, const unsign
 	for (;;) {
 		if (outbuf_full(out))
 			break;
-		if (out->size == out->capacity && (r = outbuf_grow(out, in_size * 4)) < 0)
+		/* one byte more than declared, to see the end without growing */
+		if (out->size == out->capacity &&
+		    (r = outbuf_grow(out, declared ? declared + 1 : in_size * 4)) < 0)
 			break;
 		strm.next_out = (uint8_t *)out->data + out->size;
 		strm.avail_out = out->capacity - out->size;

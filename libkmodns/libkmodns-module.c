@@ -101,33 +101,24 @@ const char *kmodns_name_from_path(struct arena *arena, const char *path)
 	return name;
 }
 
-static int module_new(struct kmodns_ctx *ctx, const char *path, const void *data, size_t size,
-		      unsigned flags, struct kmodns_module **out)
+struct kmodns_module *kmodns_module_alloc(struct kmodns_ctx *ctx, const char *path)
 {
 	struct kmodns_module *mod = calloc(1, sizeof(*mod));
-	struct kmodns_image image = { 0 };
-	int r;
 
-	*out = NULL;
 	if (mod == NULL)
-		return -ENOMEM;
+		return NULL;
 	mod->refcount = 1;
 	mod->ctx = kmodns_ref(ctx);
 	mod->path = arena_strdup(&mod->strings, path);
-	if (mod->path == NULL) {
-		r = -ENOMEM;
-		goto fail;
-	}
-	r = kmodns_image_load(ctx, data ? NULL : path, data, size, path, 0, &image);
-	if (r < 0)
-		goto fail;
-	mod->compression = image.compression;
-	r = kmodns_elf_read(mod, &image, flags);
-	free(image.data);
-	if (r < 0)
-		goto fail;
+	if (mod->path == NULL)
+		return kmodns_module_unref(mod);
+	return mod;
+}
+
+void kmodns_module_finish(struct kmodns_module *mod)
+{
 	if (mod->name == NULL) {
-		mod->name = kmodns_name_from_path(&mod->strings, path);
+		mod->name = kmodns_name_from_path(&mod->strings, mod->path);
 	} else {
 		char *p = (char *)mod->name;
 		for (; *p; p++)
@@ -138,6 +129,27 @@ static int module_new(struct kmodns_ctx *ctx, const char *path, const void *data
 		mod->exports[i].owner = mod->exports[i].owner_name = mod->name;
 	if (mod->vermagic)
 		mod->kernel_version = kmodns_kernel_version_parse(mod->vermagic);
+}
+
+static int module_new(struct kmodns_ctx *ctx, const char *path, const void *data, size_t size,
+		      unsigned flags, struct kmodns_module **out)
+{
+	struct kmodns_module *mod = kmodns_module_alloc(ctx, path);
+	struct kmodns_image image = { 0 };
+	int r;
+
+	*out = NULL;
+	if (mod == NULL)
+		return -ENOMEM;
+	r = kmodns_image_load(ctx, data ? NULL : path, data, size, path, 0, &image);
+	if (r < 0)
+		goto fail;
+	mod->compression = image.compression;
+	r = kmodns_elf_read(mod, &image, flags);
+	free(image.data);
+	if (r < 0)
+		goto fail;
+	kmodns_module_finish(mod);
 	*out = mod;
 	return 0;
 fail:

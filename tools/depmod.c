@@ -21,12 +21,16 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <syslog.h>
 
 #include "libkmodns.h"
+#include "libkmodns-cache.h"
 #include "libkmodns-index.h"
 #include "tool-util.h"
 
 #define DEFAULT_MODULE_DIR "/lib/modules"
+/* Our cache of read modules, beside the indexes (Debian's kernel postrm removes modules.*). */
+#define CACHE_NAME "modules.kmodns.cache"
 
 static const char options_short[] = "aAb:o:m:C:E:F:euqrvnP:wVh";
 static const struct option options[] = {
@@ -50,6 +54,7 @@ static const struct option options[] = {
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "ns-check", no_argument, NULL, 'N' },
+	{ "no-cache", no_argument, NULL, 'K' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -74,6 +79,7 @@ static void help(void)
 	       "\t-V, --version        show version\n"
 	       "\t-h, --help           show this help\n"
 	       "\t    --ns-check       Report modules the kernel would refuse for namespaces\n"
+	       "\t    --no-cache       Read every module, neither using nor writing " CACHE_NAME "\n"
 	       "\n"
 	       "The following options are useful for people managing distributions:\n"
 	       "\t-b, --basedir=DIR    Use an image of a module tree.\n"
@@ -87,6 +93,7 @@ static void help(void)
 }
 
 static bool verbose;
+
 
 _printf_(1, 2) static void info(const char *fmt, ...)
 {
@@ -296,6 +303,8 @@ struct mod {
 	size_t n_deps, deps_capacity;
 	unsigned users;
 	size_t dep_sort_idx;
+	struct stat st;                   /* of the file, taken before reading it: the cache key */
+	bool have_st;
 	struct kmodns_requires *requires; /* namespaces its symbols need */
 	char *ns_record;                  /* the record stored in modules.dep.bin */
 };
@@ -320,6 +329,10 @@ struct depmod {
 	/* vmlinux's exports with their namespaces: -E, else build/Module.symvers */
 	struct kmodns_symvers *vmlinux;
 	bool ns_check;
+	/* modules read by an earlier run, unless --no-cache */
+	bool use_cache;
+	struct kmodns_module_cache *cache;
+	size_t n_from_cache;
 };
 
 static void mod_free(struct mod *m)
@@ -347,6 +360,7 @@ static void depmod_release(struct depmod *dm)
 	strset_release(&dm->symbols);
 	free(dm->owners);
 	kmodns_symvers_unref(dm->vmlinux);
+	kmodns_module_cache_free(dm->cache);
 }
 
 static const char *const module_suffixes[] = { ".ko", ".ko.xz", ".ko.zst", ".ko.gz" };
@@ -561,9 +575,24 @@ static int depmod_sort(struct depmod *dm)
 
 struct loader {
 	struct depmod *dm;
-	size_t next;
+	size_t next, from_cache;
 	pthread_mutex_t lock;
+	pthread_mutex_t big_lock; /* held while reading a big module */
 };
+
+/*
+ * Two threads each holding a big decompressed module (amdgpu is 47 MB) would
+ * outgrow kmod's peak memory: big ones are read one at a time. Sizes are
+ * guessed from the file, compressed ones at xz's typical 1:8.
+ */
+#define BIG_MODULE_BYTES (4u << 20)
+
+static bool mod_is_big(const struct mod *m)
+{
+	off_t guess = m->st.st_size * (module_suffix_len(m->path) > strlen(".ko") ? 8 : 1);
+
+	return m->have_st && guess >= (off_t)BIG_MODULE_BYTES;
+}
 
 static void *load_worker(void *data)
 {
@@ -576,24 +605,44 @@ static void *load_worker(void *data)
 		pthread_mutex_unlock(&ld->lock);
 		if (m == NULL)
 			return NULL;
+		m->have_st = stat(m->path, &m->st) == 0;
+		if (m->have_st && ld->dm->cache &&
+		    kmodns_module_cache_get(ld->dm->cache, m->path, &m->st, &m->ns) == 0) {
+			__atomic_add_fetch(&ld->from_cache, 1, __ATOMIC_RELAXED);
+			continue;
+		}
+		if (mod_is_big(m))
+			pthread_mutex_lock(&ld->big_lock);
 		/* an unreadable or corrupt module is reported (by the log function) and left out */
 		kmodns_module_new_from_path(ld->dm->ctx, m->path, 0, &m->ns);
+		if (mod_is_big(m))
+			pthread_mutex_unlock(&ld->big_lock);
 	}
 }
 
 static void depmod_load_modules(struct depmod *dm)
 {
-	struct loader ld = { .dm = dm, .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct loader ld = { .dm = dm, .lock = PTHREAD_MUTEX_INITIALIZER,
+			     .big_lock = PTHREAD_MUTEX_INITIALIZER };
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	pthread_t threads[64];
 	size_t n_threads = n < 1 ? 1 : n > 64 ? 64 : (size_t)n, started = 0, i;
+	char path[PATH_MAX];
 
+	/* a missing, damaged or stale cache only costs time: every module is then read */
+	if (dm->use_cache &&
+	    snprintf(path, sizeof(path), "%s/%s", dm->cfg->outdir, CACHE_NAME) < (int)sizeof(path))
+		kmodns_module_cache_open(dm->ctx, path, &dm->cache);
 	for (i = 1; i < n_threads; i++)
 		if (pthread_create(&threads[started], NULL, load_worker, &ld) == 0)
 			started++;
 	load_worker(&ld);
 	for (i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
+	dm->n_from_cache = ld.from_cache;
+	if (dm->cache)
+		info("depmod: %zu of %zu modules unchanged since the last run\n", ld.from_cache, dm->n_mods);
+	kmodns_module_cache_free(TAKE_PTR(dm->cache));
 }
 
 /* ---- symbols and dependencies ------------------------------------------------- */
@@ -1312,7 +1361,22 @@ static int output_namespaces(struct depmod *dm, FILE *out)
 	return 0;
 }
 
-enum output_kind { TEXT, INDEX };
+enum output_kind { TEXT, INDEX, CACHE };
+
+static int output_cache(struct depmod *dm, FILE *out)
+{
+	struct kmodns_module_cache_writer *w = kmodns_module_cache_writer_new();
+	size_t i;
+	int r = w ? 0 : -ENOMEM;
+
+	for (i = 0; i < dm->n_mods && r >= 0; i++)
+		if (dm->mods[i]->ns != NULL && dm->mods[i]->have_st)
+			r = kmodns_module_cache_writer_add(w, dm->mods[i]->ns, &dm->mods[i]->st);
+	if (r >= 0)
+		r = kmodns_module_cache_writer_write(w, out);
+	kmodns_module_cache_writer_free(w);
+	return r;
+}
 
 struct output {
 	const char *name;
@@ -1351,6 +1415,7 @@ static const struct output outputs[] = {
 	{ "modules.builtin.alias.bin", INDEX, false, NULL, output_builtin_alias },
 	{ "modules.devname", TEXT, false, output_devname, NULL },
 	{ "modules.namespaces", TEXT, true, output_namespaces, NULL },
+	{ CACHE_NAME, CACHE, true, output_cache, NULL },
 };
 
 static int write_output(struct depmod *dm, const struct output *o, FILE *out)
@@ -1358,7 +1423,7 @@ static int write_output(struct depmod *dm, const struct output *o, FILE *out)
 	struct kmodns_index_builder *idx;
 	int r;
 
-	if (o->kind == TEXT)
+	if (o->kind != INDEX)
 		return o->text(dm, out);
 	idx = kmodns_index_builder_new();
 	if (idx == NULL)
@@ -1393,6 +1458,9 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 	for (i = 0; i < ARRAY_SIZE(outputs) && r >= 0; i++, written++) {
 		FILE *f;
 		int fd;
+		tmp[i][0] = '\0';
+		if (outputs[i].kind == CACHE && !dm->use_cache)
+			continue;
 		if (snprintf(tmp[i], sizeof(tmp[i]), "%s/.%s.XXXXXX", dm->cfg->outdir, outputs[i].name) >=
 		    (int)sizeof(tmp[i])) {
 			r = -ENAMETOOLONG;
@@ -1419,6 +1487,8 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 	}
 	for (i = 0; i < written; i++) {
 		char final[PATH_MAX];
+		if (tmp[i][0] == '\0')
+			continue;
 		if (r < 0 || snprintf(final, sizeof(final), "%s/%s", dm->cfg->outdir, outputs[i].name) >=
 				     (int)sizeof(final)) {
 			unlink(tmp[i]);
@@ -1484,7 +1554,7 @@ int main(int argc, char *argv[])
 	size_t n_config_paths = 0, cap = 0;
 	bool quick = false, to_stdout = false;
 	struct cfg cfg = { 0 };
-	struct depmod dm = { .cfg = &cfg };
+	struct depmod dm = { .cfg = &cfg, .use_cache = true };
 	struct utsname u;
 	int c, r;
 
@@ -1517,6 +1587,7 @@ int main(int argc, char *argv[])
 			break;
 		case 'w': cfg.warn_dups = true; break;
 		case 'N': dm.ns_check = true; break;
+		case 'K': dm.use_cache = false; break;
 		case 'V':
 			printf("kmodns version %s\n", PACKAGE_VERSION);
 			return EXIT_SUCCESS;
@@ -1564,6 +1635,8 @@ int main(int argc, char *argv[])
 	if (dm.ctx == NULL)
 		return EXIT_FAILURE;
 	kmodns_set_log_fn(dm.ctx, tool_log_kmodns, NULL);
+	if (verbose)
+		kmodns_set_log_priority(dm.ctx, LOG_INFO);
 
 	/* 1. find the modules: the module dir, then the external dirs */
 	r = depmod_scan(&dm, cfg.dirname, "", true);

@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * depmod's module cache. One file, read whole and checked before use:
+ *
+ *   header  "kmodnsC\n", u32 0x01020304 (byte order), u32 format, u64 body size,
+ *           u32 CRC-32 of the body, u32 0
+ *   body    str library version, u32 entry count, then per entry:
+ *           u32 length of the rest of the entry,
+ *           str path, u64 size, i64 mtime s, u64 mtime ns, u64 inode,
+ *           the module: str name, u8 has vermagic, str vermagic, u8 compression,
+ *           u8 ELF class, u8 big endian, u32 raw import count,
+ *           u32 n + exports (str symbol, str namespace, u8 type, u8 has CRC, u32 CRC),
+ *           u32 n + imports (str), u32 n + undefined (str, u8 weak, u8 has CRC, u32 CRC),
+ *           u32 n + .modinfo records (str key, str value), u32 n + versions (str, u32 CRC)
+ *   str = u32 length + bytes; integers in the writer's byte order.
+ *
+ * The library version is part of the key: a newer reader may learn more from
+ * the same bytes, so it never trusts an older one's results.
+ */
+#include <errno.h>
+#include <zlib.h>
+
+#include "libkmodns-private.h"
+#include "libkmodns-cache.h"
+
+#define CACHE_MAGIC "kmodnsC\n"
+#define CACHE_BYTE_ORDER 0x01020304u
+#define CACHE_FORMAT 1u
+#define CACHE_HEADER_SIZE 32
+
+/* ---- writing ------------------------------------------------------------------------------ */
+
+struct kmodns_module_cache_writer {
+	char *body;
+	size_t size, capacity;
+	uint32_t count;
+	int error;
+};
+
+static void put_bytes(struct kmodns_module_cache_writer *w, const void *p, size_t n)
+{
+	if (w->error == 0 && array_reserve((void **)&w->body, &w->capacity, 1, w->size + n) < 0)
+		w->error = -ENOMEM;
+	if (w->error)
+		return;
+	memcpy(w->body + w->size, p, n);
+	w->size += n;
+}
+
+static void put_u8(struct kmodns_module_cache_writer *w, unsigned v)
+{
+	uint8_t b = (uint8_t)v;
+	put_bytes(w, &b, 1);
+}
+
+static void put_u32(struct kmodns_module_cache_writer *w, uint32_t v) { put_bytes(w, &v, sizeof(v)); }
+static void put_u64(struct kmodns_module_cache_writer *w, uint64_t v) { put_bytes(w, &v, sizeof(v)); }
+
+static void put_str(struct kmodns_module_cache_writer *w, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len > UINT32_MAX) {
+		w->error = -EFBIG;
+		return;
+	}
+	put_u32(w, (uint32_t)len);
+	put_bytes(w, s, len);
+}
+
+struct kmodns_module_cache_writer *kmodns_module_cache_writer_new(void)
+{
+	struct kmodns_module_cache_writer *w = calloc(1, sizeof(*w));
+
+	if (w != NULL) {
+		put_str(w, PACKAGE_VERSION);
+		put_u32(w, 0); /* the count, set when written */
+	}
+	return w;
+}
+
+void kmodns_module_cache_writer_free(struct kmodns_module_cache_writer *w)
+{
+	if (w == NULL)
+		return;
+	free(w->body);
+	free(w);
+}
+
+int kmodns_module_cache_writer_add(struct kmodns_module_cache_writer *w,
+				   const struct kmodns_module *mod, const struct stat *st)
+{
+	size_t start = w->size, i;
+	uint32_t len;
+
+	put_u32(w, 0); /* the entry's length, set below */
+	put_str(w, mod->path);
+	put_u64(w, (uint64_t)st->st_size);
+	put_u64(w, (uint64_t)st->st_mtim.tv_sec);
+	put_u64(w, (uint64_t)st->st_mtim.tv_nsec);
+	put_u64(w, (uint64_t)st->st_ino);
+
+	put_str(w, mod->name);
+	put_u8(w, mod->vermagic != NULL);
+	put_str(w, mod->vermagic ? mod->vermagic : "");
+	put_u8(w, mod->compression);
+	put_u8(w, (unsigned)mod->elf_class);
+	put_u8(w, mod->big_endian);
+	put_u32(w, (uint32_t)mod->imports_raw);
+	put_u32(w, (uint32_t)mod->n_exports);
+	for (i = 0; i < mod->n_exports; i++) {
+		const struct kmodns_export *e = &mod->exports[i];
+		put_str(w, e->symbol);
+		put_str(w, e->ns);
+		put_u8(w, e->type);
+		put_u8(w, e->has_crc);
+		put_u32(w, e->crc);
+	}
+	put_u32(w, (uint32_t)mod->imports.count);
+	for (i = 0; i < mod->imports.count; i++)
+		put_str(w, mod->imports.items[i]);
+	put_u32(w, (uint32_t)mod->n_undefined);
+	for (i = 0; i < mod->n_undefined; i++) {
+		const struct kmodns_symbol *s = &mod->undefined[i];
+		put_str(w, s->name);
+		put_u8(w, s->weak);
+		put_u8(w, s->has_crc);
+		put_u32(w, s->crc);
+	}
+	put_u32(w, (uint32_t)mod->n_modinfo);
+	for (i = 0; i < mod->n_modinfo; i++) {
+		put_str(w, mod->modinfo[i].key);
+		put_str(w, mod->modinfo[i].value);
+	}
+	put_u32(w, (uint32_t)mod->n_versions);
+	for (i = 0; i < mod->n_versions; i++) {
+		put_str(w, mod->versions[i].name);
+		put_u32(w, mod->versions[i].crc);
+	}
+	if (w->error)
+		return w->error;
+	if (w->size - start - sizeof(len) > UINT32_MAX)
+		return -EFBIG;
+	len = (uint32_t)(w->size - start - sizeof(len));
+	memcpy(w->body + start, &len, sizeof(len));
+	w->count++;
+	return 0;
+}
+
+int kmodns_module_cache_writer_write(struct kmodns_module_cache_writer *w, FILE *out)
+{
+	char header[CACHE_HEADER_SIZE] = CACHE_MAGIC;
+	uint32_t order = CACHE_BYTE_ORDER, format = CACHE_FORMAT, crc;
+	uint64_t size = w->size;
+	size_t count_at = sizeof(uint32_t) + strlen(PACKAGE_VERSION);
+
+	if (w->error)
+		return w->error;
+	memcpy(w->body + count_at, &w->count, sizeof(w->count));
+	crc = (uint32_t)crc32(0, (const Bytef *)w->body, (uInt)w->size);
+	memcpy(header + 8, &order, 4);
+	memcpy(header + 12, &format, 4);
+	memcpy(header + 16, &size, 8);
+	memcpy(header + 24, &crc, 4);
+	if (fwrite(header, 1, sizeof(header), out) != sizeof(header) ||
+	    fwrite(w->body, 1, w->size, out) != w->size || fflush(out) != 0)
+		return -errno;
+	return 0;
+}
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+struct kmodns_module_cache {
+	struct kmodns_ctx *ctx;
+	char *data;
+	size_t size;
+	struct strset paths; /* index i: entries[i] */
+	struct cache_entry {
+		size_t offset, length; /* of the entry's bytes after its length field */
+	} *entries;
+	size_t entries_capacity;
+};
+
+/* A bounds-checked walk over bytes: any overrun marks it bad and yields zeroes. */
+struct cursor {
+	const char *p, *end;
+	bool bad;
+};
+
+static const char *take(struct cursor *c, size_t n)
+{
+	const char *p = c->p;
+
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return NULL;
+	}
+	c->p += n;
+	return p;
+}
+
+static uint8_t get_u8(struct cursor *c)
+{
+	const char *p = take(c, 1);
+	return p ? (uint8_t)*p : 0;
+}
+
+static uint32_t get_u32(struct cursor *c)
+{
+	const char *p = take(c, 4);
+	uint32_t v = 0;
+
+	if (p)
+		memcpy(&v, p, 4);
+	return v;
+}
+
+static uint64_t get_u64(struct cursor *c)
+{
+	const char *p = take(c, 8);
+	uint64_t v = 0;
+
+	if (p)
+		memcpy(&v, p, 8);
+	return v;
+}
+
+/* A string's bytes (not NUL-terminated) and length. */
+static const char *get_str(struct cursor *c, size_t *len)
+{
+	*len = get_u32(c);
+	return take(c, *len);
+}
+
+/* A string copied into mod's arena; NULL when bad or out of memory (marks the cursor bad). */
+static const char *get_mod_str(struct cursor *c, struct kmodns_module *mod)
+{
+	size_t len;
+	const char *s = get_str(c, &len);
+	char *copy;
+
+	if (s == NULL)
+		return NULL;
+	/* a NUL inside would cut the string: no reader ever produced one */
+	if (memchr(s, '\0', len) != NULL) {
+		c->bad = true;
+		return NULL;
+	}
+	copy = arena_strndup(&mod->strings, s, len);
+	if (copy == NULL)
+		c->bad = true;
+	return copy;
+}
+
+/* The count of an array whose elements take at least min_size bytes each. */
+static size_t get_count(struct cursor *c, size_t min_size)
+{
+	size_t n = get_u32(c);
+
+	if (n > (size_t)(c->end - c->p) / min_size)
+		c->bad = true;
+	return c->bad ? 0 : n;
+}
+
+static int cache_damaged(struct kmodns_module_cache *cache, const char *path, const char *why)
+{
+	INFO(cache->ctx, "%s: ignoring the module cache: %s", path, why);
+	return -EBADMSG;
+}
+
+static int cache_index(struct kmodns_module_cache *cache, const char *path)
+{
+	const char *version;
+	uint32_t order, format, crc;
+	uint64_t body_size;
+	size_t len, n, i;
+	struct cursor c;
+
+	if (cache->size < CACHE_HEADER_SIZE || memcmp(cache->data, CACHE_MAGIC, 8) != 0)
+		return cache_damaged(cache, path, "not a kmodns cache");
+	memcpy(&order, cache->data + 8, 4);
+	memcpy(&format, cache->data + 12, 4);
+	memcpy(&body_size, cache->data + 16, 8);
+	memcpy(&crc, cache->data + 24, 4);
+	if (order != CACHE_BYTE_ORDER || format != CACHE_FORMAT)
+		return cache_damaged(cache, path, "written in another format");
+	if (body_size != cache->size - CACHE_HEADER_SIZE)
+		return cache_damaged(cache, path, "truncated");
+	if (crc != (uint32_t)crc32(0, (const Bytef *)cache->data + CACHE_HEADER_SIZE, (uInt)body_size))
+		return cache_damaged(cache, path, "checksum mismatch");
+	c = (struct cursor){ cache->data + CACHE_HEADER_SIZE, cache->data + cache->size, false };
+	version = get_str(&c, &len);
+	if (version == NULL || len != strlen(PACKAGE_VERSION) || memcmp(version, PACKAGE_VERSION, len) != 0)
+		return cache_damaged(cache, path, "written by another version");
+	n = get_count(&c, sizeof(uint32_t));
+	for (i = 0; i < n && !c.bad; i++) {
+		size_t entry_len = get_u32(&c), at = (size_t)(c.p - cache->data), plen;
+		struct cursor e = { c.p, NULL, false };
+		const char *p;
+		_cleanup_free_ char *key = NULL;
+		if (take(&c, entry_len) == NULL)
+			break;
+		e.end = c.p;
+		p = get_str(&e, &plen);
+		if (p == NULL || (key = strndup(p, plen)) == NULL) {
+			c.bad = true;
+			break;
+		}
+		if (strset_add(&cache->paths, key) <= 0 ||
+		    array_reserve((void **)&cache->entries, &cache->entries_capacity,
+				  sizeof(*cache->entries), cache->paths.count) < 0) {
+			c.bad = true;
+			break;
+		}
+		cache->entries[cache->paths.count - 1] = (struct cache_entry){ at, entry_len };
+	}
+	if (c.bad || c.p != c.end)
+		return cache_damaged(cache, path, "inconsistent entries");
+	return 0;
+}
+
+int kmodns_module_cache_open(struct kmodns_ctx *ctx, const char *path,
+			     struct kmodns_module_cache **out)
+{
+	struct kmodns_module_cache *cache = calloc(1, sizeof(*cache));
+	int r;
+
+	*out = NULL;
+	if (cache == NULL)
+		return -ENOMEM;
+	cache->ctx = kmodns_ref(ctx);
+	r = read_file(path, &cache->data, &cache->size);
+	if (r < 0 && r != -ENOENT)
+		INFO(ctx, "%s: ignoring the module cache: %s", path, strerror(-r));
+	if (r >= 0)
+		r = cache_index(cache, path);
+	if (r < 0) {
+		kmodns_module_cache_free(cache);
+		return r;
+	}
+	*out = cache;
+	return 0;
+}
+
+void kmodns_module_cache_free(struct kmodns_module_cache *cache)
+{
+	if (cache == NULL)
+		return;
+	strset_release(&cache->paths);
+	free(cache->entries);
+	free(cache->data);
+	kmodns_unref(cache->ctx);
+	free(cache);
+}
+
+size_t kmodns_module_cache_get_count(const struct kmodns_module_cache *cache)
+{
+	return cache->paths.count;
+}
+
+static void read_module(struct cursor *c, struct kmodns_module *mod)
+{
+	size_t n, i;
+	bool has_vermagic;
+	const char *vermagic;
+
+	mod->name = get_mod_str(c, mod);
+	has_vermagic = get_u8(c);
+	vermagic = get_mod_str(c, mod);
+	mod->vermagic = has_vermagic ? vermagic : NULL;
+	mod->compression = get_u8(c);
+	mod->elf_class = get_u8(c);
+	mod->big_endian = get_u8(c);
+	mod->imports_raw = get_u32(c);
+
+	n = get_count(c, 14);
+	if (array_reserve((void **)&mod->exports, &mod->exports_capacity, sizeof(*mod->exports), n) < 0)
+		c->bad = true;
+	for (i = 0; i < n && !c->bad; i++) {
+		struct kmodns_export *e = &mod->exports[mod->n_exports++];
+		*e = (struct kmodns_export){ 0 };
+		e->symbol = get_mod_str(c, mod);
+		e->ns = get_mod_str(c, mod);
+		e->type = get_u8(c);
+		e->has_crc = get_u8(c);
+		e->crc = get_u32(c);
+		if (e->type > KMODNS_EXPORT_UNUSED_SYMBOL_GPL)
+			c->bad = true;
+	}
+	n = get_count(c, 4);
+	for (i = 0; i < n && !c->bad; i++) {
+		size_t len;
+		const char *s = get_str(c, &len);
+		_cleanup_free_ char *ns = s ? strndup(s, len) : NULL;
+		if (ns == NULL || strset_add(&mod->imports, ns) < 0)
+			c->bad = true;
+	}
+	n = get_count(c, 10);
+	if (array_reserve((void **)&mod->undefined, &mod->undefined_capacity, sizeof(*mod->undefined), n) < 0)
+		c->bad = true;
+	for (i = 0; i < n && !c->bad; i++) {
+		struct kmodns_symbol *s = &mod->undefined[mod->n_undefined++];
+		s->name = get_mod_str(c, mod);
+		s->weak = get_u8(c);
+		s->has_crc = get_u8(c);
+		s->crc = get_u32(c);
+	}
+	n = get_count(c, 8);
+	if (array_reserve((void **)&mod->modinfo, &mod->modinfo_capacity, sizeof(*mod->modinfo), n) < 0)
+		c->bad = true;
+	for (i = 0; i < n && !c->bad; i++) {
+		struct modinfo_record *m = &mod->modinfo[mod->n_modinfo++];
+		m->key = get_mod_str(c, mod);
+		m->value = get_mod_str(c, mod);
+	}
+	n = get_count(c, 8);
+	if (array_reserve((void **)&mod->versions, &mod->versions_capacity, sizeof(*mod->versions), n) < 0)
+		c->bad = true;
+	for (i = 0; i < n && !c->bad; i++) {
+		struct version_record *v = &mod->versions[mod->n_versions++];
+		v->name = get_mod_str(c, mod);
+		v->crc = get_u32(c);
+	}
+	if (mod->name == NULL)
+		c->bad = true;
+}
+
+int kmodns_module_cache_get(const struct kmodns_module_cache *cache, const char *path,
+			    const struct stat *st, struct kmodns_module **out)
+{
+	long at = strset_find(&cache->paths, path);
+	struct kmodns_module *mod;
+	struct cursor c;
+	size_t len;
+
+	*out = NULL;
+	if (at < 0)
+		return -ENOENT;
+	c = (struct cursor){ cache->data + cache->entries[at].offset, NULL, false };
+	c.end = c.p + cache->entries[at].length;
+	get_str(&c, &len);
+	if (get_u64(&c) != (uint64_t)st->st_size || get_u64(&c) != (uint64_t)st->st_mtim.tv_sec ||
+	    get_u64(&c) != (uint64_t)st->st_mtim.tv_nsec || get_u64(&c) != (uint64_t)st->st_ino)
+		return -ENOENT;
+	mod = kmodns_module_alloc(cache->ctx, path);
+	if (mod == NULL)
+		return -ENOMEM;
+	read_module(&c, mod);
+	if (c.bad || c.p != c.end) {
+		/* the checksum held, so this is a writer bug or memory shortage: read the file instead */
+		DBG(cache->ctx, "%s: unusable cache entry", path);
+		kmodns_module_unref(mod);
+		return -EBADMSG;
+	}
+	kmodns_module_finish(mod);
+	*out = mod;
+	return 0;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * depmod's cache of read modules: what libkmodns learned from each module file,
+ * keyed by path, size, mtime and inode, so that a rerun re-reads only the files
+ * that changed. For tools of this package, not part of the public API.
+ */
+#pragma once
+
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "libkmodns.h"
+
+/* ---- reading ------------------------------------------------------------------------------ */
+
+struct kmodns_module_cache;
+
+/*
+ * Reads and checks the whole cache file. -ENOENT when there is none; -EBADMSG
+ * for a damaged, truncated or foreign one (another format, library version or
+ * byte order), which callers ignore. Logs at LOG_INFO why a cache is unusable.
+ */
+int kmodns_module_cache_open(struct kmodns_ctx *ctx, const char *path,
+			     struct kmodns_module_cache **cache);
+void kmodns_module_cache_free(struct kmodns_module_cache *cache);
+/* How many modules the cache holds. */
+size_t kmodns_module_cache_get_count(const struct kmodns_module_cache *cache);
+
+/*
+ * The module read earlier from path, if st (a stat of path now) matches the
+ * cached size, mtime and inode: a new object as kmodns_module_new_from_path
+ * would have returned. -ENOENT when absent or stale. Safe from several threads.
+ */
+int kmodns_module_cache_get(const struct kmodns_module_cache *cache, const char *path,
+			    const struct stat *st, struct kmodns_module **mod);
+
+/* ---- writing ------------------------------------------------------------------------------ */
+
+struct kmodns_module_cache_writer;
+
+struct kmodns_module_cache_writer *kmodns_module_cache_writer_new(void);
+void kmodns_module_cache_writer_free(struct kmodns_module_cache_writer *w);
+/* Adds mod, read from its path when that file had stat st (taken before reading it). */
+int kmodns_module_cache_writer_add(struct kmodns_module_cache_writer *w,
+				   const struct kmodns_module *mod, const struct stat *st);
+/* Writes the cache file to out (the caller writes to a temporary file and renames it). */
+int kmodns_module_cache_writer_write(struct kmodns_module_cache_writer *w, FILE *out);
