@@ -28,6 +28,17 @@
 #define CACHE_FORMAT 1u
 #define CACHE_HEADER_SIZE 32
 
+struct kmodns_module_cache {
+	struct kmodns_ctx *ctx;
+	char *data;
+	size_t size;
+	struct strset paths; /* index i: entries[i] */
+	struct cache_entry {
+		size_t offset, length; /* of the entry's bytes after its length field */
+	} *entries;
+	size_t entries_capacity;
+};
+
 /* ---- writing ------------------------------------------------------------------------------ */
 
 struct kmodns_module_cache_writer {
@@ -147,6 +158,22 @@ int kmodns_module_cache_writer_add(struct kmodns_module_cache_writer *w,
 	return 0;
 }
 
+int kmodns_module_cache_writer_add_cached(struct kmodns_module_cache_writer *w,
+					  const struct kmodns_module_cache *cache, const char *path)
+{
+	long at = strset_find(&cache->paths, path);
+
+	if (at < 0)
+		return -ENOENT;
+	/* the length field sits right before the entry */
+	put_bytes(w, cache->data + cache->entries[at].offset - sizeof(uint32_t),
+		  cache->entries[at].length + sizeof(uint32_t));
+	if (w->error)
+		return w->error;
+	w->count++;
+	return 0;
+}
+
 int kmodns_module_cache_writer_write(struct kmodns_module_cache_writer *w, FILE *out)
 {
 	char header[CACHE_HEADER_SIZE] = CACHE_MAGIC;
@@ -169,17 +196,6 @@ int kmodns_module_cache_writer_write(struct kmodns_module_cache_writer *w, FILE 
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */
-
-struct kmodns_module_cache {
-	struct kmodns_ctx *ctx;
-	char *data;
-	size_t size;
-	struct strset paths; /* index i: entries[i] */
-	struct cache_entry {
-		size_t offset, length; /* of the entry's bytes after its length field */
-	} *entries;
-	size_t entries_capacity;
-};
 
 /* A bounds-checked walk over bytes: any overrun marks it bad and yields zeroes. */
 struct cursor {

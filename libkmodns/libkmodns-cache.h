@@ -43,5 +43,9 @@ void kmodns_module_cache_writer_free(struct kmodns_module_cache_writer *w);
 /* Adds mod, read from its path when that file had stat st (taken before reading it). */
 int kmodns_module_cache_writer_add(struct kmodns_module_cache_writer *w,
 				   const struct kmodns_module *mod, const struct stat *st);
+/* Adds the entry of path in cache as it is, when kmodns_module_cache_get() found it fresh:
+ * cheaper than writing the module again. -ENOENT when cache has no such entry. */
+int kmodns_module_cache_writer_add_cached(struct kmodns_module_cache_writer *w,
+					  const struct kmodns_module_cache *cache, const char *path);
 /* Writes the cache file to out (the caller writes to a temporary file and renames it). */
 int kmodns_module_cache_writer_write(struct kmodns_module_cache_writer *w, FILE *out);

@@ -305,6 +305,7 @@ struct mod {
 	size_t dep_sort_idx;
 	struct stat st;                   /* of the file, taken before reading it: the cache key */
 	bool have_st;
+	bool from_cache;                  /* ns came from the cache, not the file */
 	struct kmodns_requires *requires; /* namespaces its symbols need */
 	char *ns_record;                  /* the record stored in modules.dep.bin */
 };
@@ -332,7 +333,6 @@ struct depmod {
 	/* modules read by an earlier run, unless --no-cache */
 	bool use_cache;
 	struct kmodns_module_cache *cache;
-	size_t n_from_cache;
 };
 
 static void mod_free(struct mod *m)
@@ -608,6 +608,7 @@ static void *load_worker(void *data)
 		m->have_st = stat(m->path, &m->st) == 0;
 		if (m->have_st && ld->dm->cache &&
 		    kmodns_module_cache_get(ld->dm->cache, m->path, &m->st, &m->ns) == 0) {
+			m->from_cache = true;
 			__atomic_add_fetch(&ld->from_cache, 1, __ATOMIC_RELAXED);
 			continue;
 		}
@@ -639,10 +640,8 @@ static void depmod_load_modules(struct depmod *dm)
 	load_worker(&ld);
 	for (i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
-	dm->n_from_cache = ld.from_cache;
 	if (dm->cache)
 		info("depmod: %zu of %zu modules unchanged since the last run\n", ld.from_cache, dm->n_mods);
-	kmodns_module_cache_free(TAKE_PTR(dm->cache));
 }
 
 /* ---- symbols and dependencies ------------------------------------------------- */
@@ -1369,9 +1368,13 @@ static int output_cache(struct depmod *dm, FILE *out)
 	size_t i;
 	int r = w ? 0 : -ENOMEM;
 
-	for (i = 0; i < dm->n_mods && r >= 0; i++)
-		if (dm->mods[i]->ns != NULL && dm->mods[i]->have_st)
-			r = kmodns_module_cache_writer_add(w, dm->mods[i]->ns, &dm->mods[i]->st);
+	for (i = 0; i < dm->n_mods && r >= 0; i++) {
+		const struct mod *m = dm->mods[i];
+		if (m->from_cache)
+			r = kmodns_module_cache_writer_add_cached(w, dm->cache, m->path);
+		else if (m->ns != NULL && m->have_st)
+			r = kmodns_module_cache_writer_add(w, m->ns, &m->st);
+	}
 	if (r >= 0)
 		r = kmodns_module_cache_writer_write(w, out);
 	kmodns_module_cache_writer_free(w);
