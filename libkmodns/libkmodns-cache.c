@@ -441,22 +441,38 @@ static void read_module(struct cursor *c, struct kmodns_module *mod)
 		c->bad = true;
 }
 
+/* A cursor past the key of path's entry when the key matches st. */
+static bool cache_find_fresh(const struct kmodns_module_cache *cache, const char *path,
+			     const struct stat *st, struct cursor *c)
+{
+	long at = strset_find(&cache->paths, path);
+	size_t len;
+
+	if (at < 0)
+		return false;
+	*c = (struct cursor){ cache->data + cache->entries[at].offset, NULL, false };
+	c->end = c->p + cache->entries[at].length;
+	get_str(c, &len);
+	return get_u64(c) == (uint64_t)st->st_size && get_u64(c) == (uint64_t)st->st_mtim.tv_sec &&
+	       get_u64(c) == (uint64_t)st->st_mtim.tv_nsec && get_u64(c) == (uint64_t)st->st_ino;
+}
+
+bool kmodns_module_cache_has(const struct kmodns_module_cache *cache, const char *path,
+			     const struct stat *st)
+{
+	struct cursor c;
+
+	return cache_find_fresh(cache, path, st, &c);
+}
+
 int kmodns_module_cache_get(const struct kmodns_module_cache *cache, const char *path,
 			    const struct stat *st, struct kmodns_module **out)
 {
-	long at = strset_find(&cache->paths, path);
 	struct kmodns_module *mod;
 	struct cursor c;
-	size_t len;
 
 	*out = NULL;
-	if (at < 0)
-		return -ENOENT;
-	c = (struct cursor){ cache->data + cache->entries[at].offset, NULL, false };
-	c.end = c.p + cache->entries[at].length;
-	get_str(&c, &len);
-	if (get_u64(&c) != (uint64_t)st->st_size || get_u64(&c) != (uint64_t)st->st_mtim.tv_sec ||
-	    get_u64(&c) != (uint64_t)st->st_mtim.tv_nsec || get_u64(&c) != (uint64_t)st->st_ino)
+	if (!cache_find_fresh(cache, path, st, &c))
 		return -ENOENT;
 	mod = kmodns_module_alloc(cache->ctx, path);
 	if (mod == NULL)

@@ -34,6 +34,10 @@ size_t kmodns_module_cache_get_count(const struct kmodns_module_cache *cache);
 int kmodns_module_cache_get(const struct kmodns_module_cache *cache, const char *path,
 			    const struct stat *st, struct kmodns_module **mod);
 
+/* Whether kmodns_module_cache_get() would find path fresh (without building the module). */
+bool kmodns_module_cache_has(const struct kmodns_module_cache *cache, const char *path,
+			     const struct stat *st);
+
 /* ---- writing ------------------------------------------------------------------------------ */
 
 struct kmodns_module_cache_writer;

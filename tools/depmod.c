@@ -573,57 +573,111 @@ static int depmod_sort(struct depmod *dm)
 
 /* ---- reading the modules, on all cores -------------------------------------- */
 
-struct loader {
-	struct depmod *dm;
-	size_t next, from_cache;
-	pthread_mutex_t lock;
-	pthread_mutex_t big_lock; /* held while reading a big module */
-};
-
 /*
  * Two threads each holding a big decompressed module (amdgpu is 47 MB) would
- * outgrow kmod's peak memory: big ones are read one at a time. Sizes are
- * guessed from the file, compressed ones at xz's typical 1:8.
+ * outgrow kmod's peak memory: big ones are read one at a time, biggest first,
+ * while the other threads read the small ones. Sizes are guessed from the
+ * file, compressed ones at xz's typical 1:8.
  */
-#define BIG_MODULE_BYTES (4u << 20)
+#define BIG_MODULE_BYTES (8u << 20)
 
-static bool mod_is_big(const struct mod *m)
+static off_t mod_size_guess(const struct mod *m)
 {
-	off_t guess = m->st.st_size * (module_suffix_len(m->path) > strlen(".ko") ? 8 : 1);
+	if (!m->have_st)
+		return 0;
+	return m->st.st_size * (module_suffix_len(m->path) > strlen(".ko") ? 8 : 1);
+}
 
-	return m->have_st && guess >= (off_t)BIG_MODULE_BYTES;
+static int mod_size_cmp(const void *a, const void *b)
+{
+	off_t x = mod_size_guess(*(struct mod *const *)a), y = mod_size_guess(*(struct mod *const *)b);
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+struct loader {
+	struct depmod *dm;
+	struct mod **queue; /* biggest first */
+	size_t n, next, from_cache;
+	struct mod **deferred; /* big ones met while another was being read */
+	size_t n_deferred;
+	pthread_mutex_t lock;     /* over next and deferred */
+	pthread_mutex_t big_lock; /* held while reading a big module; taken after lock, or alone */
+};
+
+static bool mod_is_big(const struct loader *ld, const struct mod *m)
+{
+	return mod_size_guess(m) >= (off_t)BIG_MODULE_BYTES &&
+	       !(ld->dm->cache && kmodns_module_cache_has(ld->dm->cache, m->path, &m->st));
+}
+
+/* The next module to read, NULL when all are taken; *big: the caller holds big_lock for it. */
+static struct mod *loader_next(struct loader *ld, bool *big)
+{
+	struct mod *m = NULL;
+
+	*big = false;
+	pthread_mutex_lock(&ld->lock);
+	for (;;) {
+		if (ld->n_deferred > 0 && pthread_mutex_trylock(&ld->big_lock) == 0) {
+			m = ld->deferred[--ld->n_deferred];
+			*big = true;
+			break;
+		}
+		if (ld->next < ld->n) {
+			m = ld->queue[ld->next++];
+			if (!mod_is_big(ld, m))
+				break;
+			if (pthread_mutex_trylock(&ld->big_lock) == 0) {
+				*big = true;
+				break;
+			}
+			ld->deferred[ld->n_deferred++] = m;
+			m = NULL;
+			continue;
+		}
+		if (ld->n_deferred == 0)
+			break;
+		/* only big ones are left: wait for the one being read */
+		pthread_mutex_unlock(&ld->lock);
+		pthread_mutex_lock(&ld->big_lock);
+		pthread_mutex_lock(&ld->lock);
+		if (ld->n_deferred > 0) {
+			m = ld->deferred[--ld->n_deferred];
+			*big = true;
+		} else {
+			pthread_mutex_unlock(&ld->big_lock);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&ld->lock);
+	return m;
 }
 
 static void *load_worker(void *data)
 {
 	struct loader *ld = data;
+	struct mod *m;
+	bool big;
 
-	for (;;) {
-		struct mod *m;
-		pthread_mutex_lock(&ld->lock);
-		m = ld->next < ld->dm->n_mods ? ld->dm->mods[ld->next++] : NULL;
-		pthread_mutex_unlock(&ld->lock);
-		if (m == NULL)
-			return NULL;
-		m->have_st = stat(m->path, &m->st) == 0;
+	while ((m = loader_next(ld, &big)) != NULL) {
 		if (m->have_st && ld->dm->cache &&
 		    kmodns_module_cache_get(ld->dm->cache, m->path, &m->st, &m->ns) == 0) {
 			m->from_cache = true;
 			__atomic_add_fetch(&ld->from_cache, 1, __ATOMIC_RELAXED);
-			continue;
+		} else {
+			/* an unreadable or corrupt module is reported (by the log function) and left out */
+			kmodns_module_new_from_path(ld->dm->ctx, m->path, 0, &m->ns);
 		}
-		if (mod_is_big(m))
-			pthread_mutex_lock(&ld->big_lock);
-		/* an unreadable or corrupt module is reported (by the log function) and left out */
-		kmodns_module_new_from_path(ld->dm->ctx, m->path, 0, &m->ns);
-		if (mod_is_big(m))
+		if (big)
 			pthread_mutex_unlock(&ld->big_lock);
 	}
+	return NULL;
 }
 
-static void depmod_load_modules(struct depmod *dm)
+static int depmod_load_modules(struct depmod *dm)
 {
-	struct loader ld = { .dm = dm, .lock = PTHREAD_MUTEX_INITIALIZER,
+	struct loader ld = { .dm = dm, .n = dm->n_mods, .lock = PTHREAD_MUTEX_INITIALIZER,
 			     .big_lock = PTHREAD_MUTEX_INITIALIZER };
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	pthread_t threads[64];
@@ -634,14 +688,29 @@ static void depmod_load_modules(struct depmod *dm)
 	if (dm->use_cache &&
 	    snprintf(path, sizeof(path), "%s/%s", dm->cfg->outdir, CACHE_NAME) < (int)sizeof(path))
 		kmodns_module_cache_open(dm->ctx, path, &dm->cache);
+	/* the stat before the read is the cache key: a file changed meanwhile is read again next time */
+	for (i = 0; i < dm->n_mods; i++)
+		dm->mods[i]->have_st = stat(dm->mods[i]->path, &dm->mods[i]->st) == 0;
+	ld.queue = malloc(dm->n_mods * sizeof(*ld.queue) + 1);
+	ld.deferred = malloc(dm->n_mods * sizeof(*ld.deferred) + 1);
+	if (ld.queue == NULL || ld.deferred == NULL) {
+		free(ld.queue);
+		free(ld.deferred);
+		return -ENOMEM;
+	}
+	memcpy(ld.queue, dm->mods, dm->n_mods * sizeof(*ld.queue));
+	qsort(ld.queue, ld.n, sizeof(*ld.queue), mod_size_cmp);
 	for (i = 1; i < n_threads; i++)
 		if (pthread_create(&threads[started], NULL, load_worker, &ld) == 0)
 			started++;
 	load_worker(&ld);
 	for (i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
+	free(ld.queue);
+	free(ld.deferred);
 	if (dm->cache)
 		info("depmod: %zu of %zu modules unchanged since the last run\n", ld.from_cache, dm->n_mods);
+	return 0;
 }
 
 /* ---- symbols and dependencies ------------------------------------------------- */
@@ -1660,7 +1729,9 @@ int main(int argc, char *argv[])
 		r = depmod_load_symvers(&dm, symvers);
 	if (r < 0)
 		goto out;
-	depmod_load_modules(&dm);
+	r = depmod_load_modules(&dm);
+	if (r < 0)
+		goto out;
 	/* 4. dependencies, their order, cycles */
 	r = depmod_resolve(&dm);
 	if (r >= 0)
