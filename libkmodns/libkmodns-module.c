@@ -85,20 +85,14 @@ int kmodns_module_add_undefined(struct kmodns_module *mod, const char *name, boo
 	return 0;
 }
 
-/* The kernel's name from a path ("drivers/usb/storage/usb-storage.ko.xz", "vmlinux"):
- * the base name up to ".ko", '-' as '_'. */
+/* The kernel's name from a path ("drivers/usb/storage/usb-storage.ko.xz", "vmlinux"), by
+ * kmod's rule (modname_from_path), in the arena. */
 const char *kmodns_name_from_path(struct arena *arena, const char *path)
 {
-	const char *base = strrchr(path, '/'), *ko;
-	char *name, *p;
+	size_t len = strlen(path);
+	char *name = arena_strndup(arena, path, len);
 
-	base = base ? base + 1 : path;
-	ko = strstr(base, ".ko");
-	name = arena_strndup(arena, base, ko ? (size_t)(ko - base) : strlen(base));
-	for (p = name; p && *p; p++)
-		if (*p == '-')
-			*p = '_';
-	return name;
+	return name ? modname_from_path(name, len, name) : NULL;
 }
 
 struct kmodns_module *kmodns_module_alloc(struct kmodns_ctx *ctx, const char *path)

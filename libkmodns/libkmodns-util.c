@@ -151,6 +151,28 @@ int read_file(const char *path, char **data, size_t *size)
 	return 0;
 }
 
+char *modname_from_path(const char *path, size_t len, char *name)
+{
+	const char *base = path, *p, *end = path + len;
+	char *q = name;
+
+	for (p = path; p < end; p++)
+		if (*p == '/')
+			base = p + 1;
+	/* forward copy: safe in place, as name <= base */
+	for (p = base; p < end && *p != '.'; p++)
+		*q++ = *p == '-' ? '_' : *p;
+	*q = '\0';
+	return name;
+}
+
+char *modname_from_path_dup(const char *path, size_t len)
+{
+	char *name = malloc(len + 1);
+
+	return name ? modname_from_path(path, len, name) : NULL;
+}
+
 struct arena_block {
 	struct arena_block *next;
 	size_t used, size;

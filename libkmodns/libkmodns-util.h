@@ -53,6 +53,13 @@ uint32_t hash_string(const char *s);
 /* Reads a whole file, NUL-terminated after its last byte; -errno on failure. */
 int read_file(const char *path, char **data, size_t *size);
 
+/* kmod's module name of a path: its base name up to the first '.', each '-' as '_'
+ * ("kernel/fs/ext4-x.ko.xz" -> "ext4_x"). path is len bytes, not necessarily NUL-terminated;
+ * name has room for len + 1 bytes and may be path itself. Returns name. */
+char *modname_from_path(const char *path, size_t len, char *name);
+/* The same in a new string; NULL without memory. */
+char *modname_from_path_dup(const char *path, size_t len);
+
 /* A string arena: copies stay valid until the arena is released. */
 struct arena {
 	struct arena_block *head;

@@ -875,6 +875,19 @@ static const struct fixture tree_config[] = {
 	  .era = ERA_5_5, .arch = &arch_x86_64, .versions = true,
 	  .exports = EXPORTS(EXG("cf_ext_fn", 0xcf060000u), EXG("cf_ext_external", 0xcf060001u)),
 	  .undefs = CF_UNDEFS, .modinfo = STRINGS("description=config: cf_ext, external") },
+	/* named second on an external line: kmod 30 takes one directory a line, so never used */
+	{ .file = "ext-modules2/cf_ext.ko", .name = "cf_ext",
+	  .vermagic = TREE_KVER("config") " SMP preempt mod_unload modversions ",
+	  .era = ERA_5_5, .arch = &arch_x86_64, .versions = true,
+	  .exports = EXPORTS(EXG("cf_ext_fn", 0xcf060000u), EXG("cf_ext_second", 0xcf060002u)),
+	  .undefs = CF_UNDEFS, .modinfo = STRINGS("description=config: cf_ext, second external") },
+	/* override lines name it by its file name: cf-dash, not cf_dash */
+	CF("kernel/drivers/cf/cf-dash.ko", "cf_dash",
+	   .exports = EXPORTS(EXG("cf_dash_fn", 0xcf090000u), EXG("cf_dash_kernel", 0xcf090001u)),
+	   .undefs = CF_UNDEFS, .modinfo = STRINGS("description=config: cf-dash in kernel")),
+	CF("extra/cf-dash.ko", "cf_dash",
+	   .exports = EXPORTS(EXG("cf_dash_fn", 0xcf090000u), EXG("cf_dash_extra", 0xcf090001u)),
+	   .undefs = CF_UNDEFS, .modinfo = STRINGS("description=config: cf-dash in extra")),
 	CF_COPY("kernel/drivers/staging/cf_stag", "cf_stag", "staging", 0xcf070000u),
 	CF_COPY("kernel/drivers/cf/build", "cf_inbuild", "build", 0xcf080000u),
 };
@@ -896,7 +909,9 @@ static const struct tree_file tree_config_files[] = {
 	     "updates/cf_over_any.ko\n"
 	     "kernel/drivers/cf/cf_ext.ko\n"
 	     "kernel/drivers/staging/cf_stag/cf_stag.ko\n"
-	     "kernel/drivers/cf/build/cf_inbuild.ko\n"),
+	     "kernel/drivers/cf/build/cf_inbuild.ko\n"
+	     "kernel/drivers/cf/cf-dash.ko\n"
+	     "extra/cf-dash.ko\n"),
 	TEXT("depmod.conf",
 	     "# kmodns fixture: updates/ first, then the kernel's own directories\n"
 	     "search updates built-in\n"
@@ -915,6 +930,46 @@ static const struct tree_file tree_config_files[] = {
 	     "override cf_over_any * kernel/drivers/cf\n"
 	     "exclude staging\n"
 	     "external " TREE_KVER("config") " @CASEDIR@/ext-modules\n"),
+	/* kmod 30's parsing: versions as extended regular expressions found anywhere in the
+	 * version ("*" alone: any), one directory an external line, words past a command's
+	 * ignored, every exclude word, '\' joining lines, '#' a comment only first on a line,
+	 * include and make_map_files accepted silently, and the bad lines it reports */
+	TEXT("depmod-cfg.conf",
+	     "search \\\n"
+	     "  updates external built-in # a comment here is two more search words\n"
+	     "override cf_over ^1\\.0\\.0-con extra and more words\n"
+	     "override cf_over_nomatch ^config extra\n"
+	     "override cf_over_any [unclosed kernel/drivers/cf\n"
+	     "external (^|-)conf.g$ @CASEDIR@/ext-modules @CASEDIR@/ext-modules2\n"
+	     "exclude staging build-not-here\n"
+	     "exclude\n"
+	     "include /etc/depmod.d/other.conf\n"
+	     "make_map_files\n"
+	     "  # only a comment when '#' comes first\n"
+	     "#a comment \\\n"
+	     "continued, so not a bad line\n"
+	     "override cf_upd 1.0.0-config\n"
+	     "external 1.0.0-config\n"
+	     "bad\\ line\\\\\n"),
+	/* ranks without "built-in": a module no word names loses to one named; a tie keeps the
+	 * first found; search lines add up; an override names a module by its file name */
+	TEXT("depmod-rank.conf",
+	     "search extra\n"
+	     "search external updates/drivers\n"
+	     "external * @CASEDIR@/ext-modules\n"
+	     "override cf-dash * kernel/drivers/cf\n"
+	     "override cf_dash * extra\n"),
+	/* -C DIR: *.conf files sorted by name across the -C paths, the first of a name winning;
+	 * no dot files, no other names, no directories; a file named by -C is read whatever its
+	 * name */
+	TEXT("depmod.d/b-search.conf", "search extra updates built-in\n"),
+	TEXT("depmod.d/.hidden.conf", "never read\n"),
+	TEXT("depmod.d/notes.txt", "never read\n"),
+	TEXT("depmod.d/sub.conf/inside.conf", "never read\n"),
+	TEXT("depmod.d2/b-search.conf", "never read: depmod.d has b-search.conf\n"),
+	TEXT("depmod.d2/a-override.conf", "override cf_over * kernel/drivers/cf\nbad a-override\n"),
+	TEXT("depmod.d2/c-external.conf", "external 1.0 @CASEDIR@/ext-modules\nbad c-external\n"),
+	TEXT("single-file", "override cf_upd * kernel/drivers/cf\nbad single-file\n"),
 };
 
 /* crc: Module.symvers (for -E) whose vmlinux rows agree or not with the modules' __versions,

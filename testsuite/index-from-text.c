@@ -25,22 +25,14 @@ static int usage(void)
 	return 2;
 }
 
-/* kmod's module name of a path: the base name up to its first '.', '-' read as '_'.
- * Stops at end, not at '\n': depmod keeps the newline of a modules.builtin line with no dot. */
+/* kmod's module name of a path (modname_from_path). Stops at len, not at '\n': depmod keeps
+ * the newline of a modules.builtin line with no dot. */
 static char *modname_of(const char *path, size_t len)
 {
-	const char *end = path + len, *base = path, *p;
-	char *name, *q;
+	char *name = modname_from_path_dup(path, len);
 
-	for (p = path; p < end; p++)
-		if (*p == '/')
-			base = p + 1;
-	name = malloc((size_t)(end - base) + 1);
 	if (name == NULL)
 		abort();
-	for (p = base, q = name; p < end && *p != '.'; p++)
-		*q++ = *p == '-' ? '_' : *p;
-	*q = '\0';
 	return name;
 }
 

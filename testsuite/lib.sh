@@ -15,3 +15,12 @@ corpus=${KMODNS_CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/kmodns-corpus}/amd64
 eras=${KMODNS_ERAS:-5.10 6.1 6.12 latest}
 # missing NAME WHY: a real-corpus test that cannot run; under CI it may not skip, so it fails.
 missing() { if [ "${CI:-}" = true ]; then fail "$1: $2"; else skip "$1: $2"; fi; }
+# farm T ERA_DIR KVER: two symlink farms of a corpus tree's module directory, T/kmod and T/ours
+# (new each time), for two depmods to write into: the corpus itself is never written.
+farm() {
+	local who
+	for who in kmod ours; do
+		rm -rf "${1:?}/$who" && mkdir -p "$1/$who/lib/modules" &&
+			cp -rs "$2/root/lib/modules/$3/" "$1/$who/lib/modules/$3" || return 1
+	done
+}

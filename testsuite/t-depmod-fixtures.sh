@@ -26,7 +26,9 @@ T=$(tmpdir); trap 'rm -rf "$T"' EXIT
 
 files="modules.dep modules.dep.bin modules.alias modules.alias.bin modules.softdep modules.symbols modules.symbols.bin modules.builtin.alias.bin modules.builtin.bin modules.devname"
 
-# name case options...; @ROOT@ is the copy of OUTDIR/<case> that depmod runs on (-b).
+# name case options...; @ROOT@ is the copy of OUTDIR/<case> that depmod runs on (-b), @MODDIR@
+# its module directory; @TREE@ is OUTDIR/<case> itself (one path for both runs: an absolute path
+# in modules.dep must be the same).
 runs=(
 	"chain chain"
 	"dag dag"
@@ -42,6 +44,14 @@ runs=(
 	"weak-eF weak -e -F @ROOT@/System.map"
 	"config config -C @ROOT@/depmod.conf"
 	"config-ext config -C @ROOT@/depmod-ext.conf"
+	"config-parse config -C @ROOT@/depmod-cfg.conf"
+	"config-rank config -C @ROOT@/depmod-rank.conf"
+	"config-dirs config -C @ROOT@/depmod.d --config=@ROOT@/depmod.d2 -C @ROOT@/no-such-dir -C @ROOT@/single-file"
+	"files config @MODDIR@/kernel/drivers/cf/cf_users.ko @MODDIR@/updates/cf_all.ko @TREE@/ext-modules2/cf_ext.ko"
+	"files-a config -a @MODDIR@/kernel/drivers/cf/cf_users.ko"
+	"files-relative config kernel/drivers/cf/cf_users.ko"
+	"files-missing config @MODDIR@/kernel/drivers/cf/no-such.ko"
+	"files-twice config @MODDIR@/updates/cf_all.ko @MODDIR@/updates/cf_all.ko"
 	"crc-E crc -E @ROOT@/Module.symvers"
 	"crc-eE crc -e -E @ROOT@/Module.symvers"
 	"crc-eE-missing crc -e -E @ROOT@/no-such-Module.symvers"
@@ -103,7 +113,10 @@ for run in "${runs[@]}"; do
 		mkdir -p "$T/run/$name"; cp -a "$T/trees/$case" "$root"
 		snapshot "$root" >"$T/$who.before"
 		args=()
-		for o in $opts; do args+=("${o//@ROOT@/$root}"); done
+		for o in $opts; do
+			o=${o//@MODDIR@/$root/lib/modules/$kver}; o=${o//@TREE@/$T/trees/$case}
+			args+=("${o//@ROOT@/$root}")
+		done
 		if [ $who = kmod ]; then
 			# bounded: kmod 30's cycle report can grow without end (see gen-fixtures' cycle case)
 			(ulimit -v 4000000; exec timeout 120 "$kmod_depmod" -b "$root" "$kver" "${args[@]}") >"$T/$who.out" 2>"$T/$who.err"; rc[$who]=$?

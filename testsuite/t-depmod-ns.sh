@@ -11,10 +11,7 @@ for era in $eras; do
 	dir=$corpus/$era
 	[ -f "$dir/ok" ] || { missing "depmod-ns-$era" "no corpus at $dir"; continue; }
 	kver=$(cat "$dir/kver")
-	for who in kmod ours; do
-		rm -rf "$T/$who"; mkdir -p "$T/$who/lib/modules"
-		cp -rs "$dir/root/lib/modules/$kver/" "$T/$who/lib/modules/$kver"
-	done
+	farm "$T" "$dir" "$kver" || { fail "farm-$era: could not copy $dir"; continue; }
 	M=$T/ours/lib/modules/$kver
 	/usr/sbin/depmod -b "$T/kmod" "$kver" 2>/dev/null
 	$W "$B/tools/depmod" -b "$T/ours" -E "$dir/Module.symvers" --ns-check "$kver" 2>"$T/err"; rc=$?

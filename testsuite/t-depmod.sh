@@ -16,11 +16,7 @@ for era in $eras; do
 	dir=$corpus/$era
 	[ -f "$dir/ok" ] || { missing "depmod-$era" "no corpus at $dir (run ../shared/corpus/fetch-debian-kernels $era)"; continue; }
 	kver=$(cat "$dir/kver")
-	# Two symlink farms of the tree: the corpus itself is never written.
-	for who in kmod ours; do
-		rm -rf "$T/$who"; mkdir -p "$T/$who/lib/modules"
-		cp -rs "$dir/root/lib/modules/$kver/" "$T/$who/lib/modules/$kver"
-	done
+	farm "$T" "$dir" "$kver" || { fail "farm-$era: could not copy $dir"; continue; }
 	"$kmod_depmod" -b "$T/kmod" "$kver" 2>"$T/kmod.err"; r1=$?
 	$W "$B/tools/depmod" -b "$T/ours" "$kver" 2>"$T/ours.err"; r2=$?
 	if [ $r1 -ne 0 ] || [ $r2 -ne 0 ]; then

@@ -71,6 +71,7 @@ int main(void)
 		check("find", e != NULL);
 		check("namespace", e && strcmp(kmodns_export_get_namespace(e), "USB_STORAGE") == 0);
 		check("owner", e && strcmp(kmodns_export_get_owner(e), "drivers/usb/storage/usb-storage") == 0);
+		check("owner-name", e && strcmp(kmodns_export_get_owner_name(e), "usb_storage") == 0);
 		check("gpl", e && kmodns_export_is_gpl(e));
 		check("crc", e && kmodns_export_get_crc(e, &crc) && crc == 0x12345678);
 		e = kmodns_symvers_find(sv, "printk");

@@ -17,6 +17,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -114,7 +115,7 @@ struct search {
 };
 
 struct override {
-	char *modname, *kversion, *subdir;
+	char *modname, *subdir;
 };
 
 struct cfg {
@@ -124,11 +125,11 @@ struct cfg {
 	char outdir[PATH_MAX];
 	char sym_prefix;
 	bool print_unknown, check_symvers, warn_dups;
-	struct search *searches;
+	struct search *searches; /* in the order written */
 	size_t n_searches;
 	struct override *overrides;
 	size_t n_overrides;
-	char **externals; /* absolute directories */
+	char **externals; /* directories, in the order written */
 	size_t n_externals;
 	struct strset excludes;
 };
@@ -141,7 +142,6 @@ static void cfg_release(struct cfg *cfg)
 		free(cfg->searches[i].path);
 	for (i = 0; i < cfg->n_overrides; i++) {
 		free(cfg->overrides[i].modname);
-		free(cfg->overrides[i].kversion);
 		free(cfg->overrides[i].subdir);
 	}
 	for (i = 0; i < cfg->n_externals; i++)
@@ -152,10 +152,20 @@ static void cfg_release(struct cfg *cfg)
 	strset_release(&cfg->excludes);
 }
 
-/* "kernelversion" in an override or external line: the running one, or "*". */
+/* The version field of override and external lines: "*", or an extended regular expression
+ * found anywhere in the version (kmod's rule: "6\.1" matches 6.1.0-9-amd64); a bad one never. */
 static bool kversion_matches(const struct cfg *cfg, const char *pattern)
 {
-	return streq(pattern, "*") || streq(pattern, cfg->kversion);
+	regex_t re;
+	bool match;
+
+	if (streq(pattern, "*"))
+		return true;
+	if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
+		return false;
+	match = regexec(&re, cfg->kversion, 0, NULL, 0) == 0;
+	regfree(&re);
+	return match;
 }
 
 static int cfg_add_search(struct cfg *cfg, const char *word)
@@ -165,128 +175,248 @@ static int cfg_add_search(struct cfg *cfg, const char *word)
 
 	if (array_reserve((void **)&cfg->searches, &cap, sizeof(*se), cfg->n_searches + 1) < 0)
 		return -ENOMEM;
-	se = &cfg->searches[cfg->n_searches++];
+	se = &cfg->searches[cfg->n_searches];
 	se->external = streq(word, "external");
-	se->path = streq(word, "built-in") || se->external ? NULL : strdup(word);
+	se->path = NULL;
+	if (!se->external && !streq(word, "built-in") && (se->path = strdup(word)) == NULL)
+		return -ENOMEM;
+	cfg->n_searches++;
 	return 0;
 }
 
-/* One depmod.d file; a malformed line is an error naming the file and line, and is skipped. */
+static int cfg_add_override(struct cfg *cfg, const char *modname, const char *subdir)
+{
+	size_t cap = cfg->n_overrides;
+	struct override ov = { strdup(modname), strdup(subdir) };
+
+	if (ov.modname == NULL || ov.subdir == NULL ||
+	    array_reserve((void **)&cfg->overrides, &cap, sizeof(ov), cfg->n_overrides + 1) < 0) {
+		free(ov.modname);
+		free(ov.subdir);
+		return -ENOMEM;
+	}
+	cfg->overrides[cfg->n_overrides++] = ov;
+	return 0;
+}
+
+static int cfg_add_external(struct cfg *cfg, const char *dir)
+{
+	size_t cap = cfg->n_externals;
+	char *copy = strdup(dir);
+
+	if (copy == NULL ||
+	    array_reserve((void **)&cfg->externals, &cap, sizeof(char *), cfg->n_externals + 1) < 0) {
+		free(copy);
+		return -ENOMEM;
+	}
+	cfg->externals[cfg->n_externals++] = copy;
+	return 0;
+}
+
+/* One logical line as kmod reads it: "\<newline>" joins the next line, '\' before any other
+ * character keeps just that character. *lineno counts physical lines (it ends on the last
+ * one). -1 at the end of the file, else 0. */
+static int cfg_read_line(FILE *f, char **line, size_t *cap, unsigned *lineno)
+{
+	size_t len = 0;
+	int c;
+
+	c = getc(f);
+	if (c == EOF)
+		return -1;
+	for (;;) {
+		if (c == EOF || c == '\n') {
+			(*lineno)++;
+			break;
+		}
+		if (c == '\\') {
+			c = getc(f);
+			if (c == EOF) {
+				(*lineno)++;
+				break;
+			}
+			if (c == '\n') {
+				(*lineno)++;
+				c = getc(f);
+				continue;
+			}
+		}
+		if (array_reserve((void **)line, cap, 1, len + 2) < 0)
+			return -1;
+		(*line)[len++] = (char)c;
+		c = getc(f);
+	}
+	if (array_reserve((void **)line, cap, 1, len + 1) < 0)
+		return -1;
+	(*line)[len] = '\0';
+	return 0;
+}
+
+/* One depmod.d file, as kmod 30 reads it: a line starting with '#' is a comment (only there);
+ * "external" takes one directory; words past those a command takes are ignored; a line that
+ * is not understood is an error naming the file and line, and is skipped. */
 static void cfg_parse_file(struct cfg *cfg, const char *path)
 {
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	char *line = NULL;
+	_cleanup_free_ char *line = NULL;
 	size_t cap = 0;
 	unsigned lineno = 0;
 
 	if (f == NULL) {
-		tool_err("could not open '%s' for reading: %m", path);
+		tool_err("file parse %s: %m", path);
 		return;
 	}
-	while (getline(&line, &cap, f) >= 0) {
-		char *save = NULL, *cmd, *w[4];
-		size_t n = 0;
+	while (cfg_read_line(f, &line, &cap, &lineno) == 0) {
+		char *save = NULL, *cmd, *w;
+		int r = 0;
 
-		lineno++;
-		line[strcspn(line, "#\n")] = '\0';
-		cmd = strtok_r(line, " \t", &save);
+		if (line[0] == '#')
+			continue;
+		cmd = strtok_r(line, "\t ", &save);
 		if (cmd == NULL)
 			continue;
-		while (n < ARRAY_SIZE(w) && (w[n] = strtok_r(NULL, " \t", &save)) != NULL)
-			n++;
-		if (streq(cmd, "search") && n > 0) {
-			size_t i;
-			cfg_add_search(cfg, w[0]);
-			for (i = 1; i < n; i++)
-				cfg_add_search(cfg, w[i]);
-			while ((cmd = strtok_r(NULL, " \t", &save)) != NULL)
-				cfg_add_search(cfg, cmd);
-		} else if (streq(cmd, "override") && n == 3) {
-			size_t c = cfg->n_overrides;
-			if (!kversion_matches(cfg, w[1]))
-				continue;
-			if (array_reserve((void **)&cfg->overrides, &c, sizeof(*cfg->overrides),
-					  cfg->n_overrides + 1) < 0)
-				break;
-			cfg->overrides[cfg->n_overrides++] = (struct override){
-				strdup(w[0]), strdup(w[1]), strdup(w[2]) };
-		} else if (streq(cmd, "external") && n >= 2) {
-			if (!kversion_matches(cfg, w[0]))
-				continue;
-			for (char *d = w[1]; d != NULL; d = strtok_r(NULL, " \t", &save)) {
-				size_t c = cfg->n_externals;
-				if (array_reserve((void **)&cfg->externals, &c, sizeof(char *),
-						  cfg->n_externals + 1) < 0)
-					break;
-				cfg->externals[cfg->n_externals++] = strdup(d);
-				if (n == 3 && d == w[1])
-					d = w[2];
-			}
-		} else if (streq(cmd, "exclude") && n >= 1) {
-			strset_add(&cfg->excludes, w[0]);
+		if (streq(cmd, "search")) {
+			while (r >= 0 && (w = strtok_r(NULL, "\t ", &save)) != NULL)
+				r = cfg_add_search(cfg, w);
+		} else if (streq(cmd, "override")) {
+			char *modname = strtok_r(NULL, "\t ", &save);
+			char *kversion = strtok_r(NULL, "\t ", &save);
+			char *subdir = strtok_r(NULL, "\t ", &save);
+
+			if (subdir == NULL)
+				goto bad_line;
+			if (kversion_matches(cfg, kversion))
+				r = cfg_add_override(cfg, modname, subdir);
+		} else if (streq(cmd, "external")) {
+			char *kversion = strtok_r(NULL, "\t ", &save);
+			char *dir = strtok_r(NULL, "\t ", &save);
+
+			if (dir == NULL)
+				goto bad_line;
+			if (kversion_matches(cfg, kversion))
+				r = cfg_add_external(cfg, dir);
+		} else if (streq(cmd, "exclude")) {
+			while (r >= 0 && (w = strtok_r(NULL, "\t ", &save)) != NULL)
+				r = strset_add(&cfg->excludes, w);
 		} else if (streq(cmd, "include") || streq(cmd, "make_map_files")) {
-			tool_warn("%s:%u: directive '%s' is not supported by this depmod", path, lineno, cmd);
+			/* kmod 30 accepts both and does nothing (it says so only at debug level) */
 		} else {
+		bad_line:
 			tool_err("%s:%u: ignoring bad line starting with '%s'", path, lineno, cmd);
 		}
+		if (r < 0) {
+			tool_err("%s:%u: %s", path, lineno, strerror(-r));
+			return;
+		}
 	}
-	free(line);
 }
 
-/* Configuration files sort by their base name, whatever their directory. */
-static int basename_cmp(const void *a, const void *b)
+struct cfg_file {
+	char *name; /* the base name: files sort by it, the first of a name wins */
+	char *path;
+};
+
+static int cfg_file_cmp(const void *a, const void *b)
 {
-	const char *x = strrchr(*(char *const *)a, '/'), *y = strrchr(*(char *const *)b, '/');
-
-	return strcmp(x ? x + 1 : *(char *const *)a, y ? y + 1 : *(char *const *)b);
+	return strcmp(((const struct cfg_file *)a)->name, ((const struct cfg_file *)b)->name);
 }
 
-/* kmod's order: the four depmod.d directories, *.conf sorted by name, a name's first directory wins. */
-static void cfg_load(struct cfg *cfg, char **config_paths, size_t n_config_paths)
+static int cfg_files_add(struct cfg_file **files, size_t *n, size_t *cap, struct strset *seen,
+			 const char *dir, const char *name)
+{
+	struct cfg_file cf;
+	int r = strset_add(seen, name);
+
+	if (r <= 0)
+		return r;
+	cf.name = strdup(name);
+	if (cf.name == NULL || asprintf(&cf.path, "%s/%s", dir, name) < 0 ||
+	    array_reserve((void **)files, cap, sizeof(cf), *n + 1) < 0) {
+		free(cf.name);
+		return -ENOMEM;
+	}
+	(*files)[(*n)++] = cf;
+	return 0;
+}
+
+/* A config path (-C, or a default directory): a file is read whatever its name; a directory
+ * gives its *.conf files, but none starting with '.' and no directory; a missing path nothing. */
+static int cfg_files_list(struct cfg_file **files, size_t *n, size_t *cap, struct strset *seen,
+			  const char *path)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int r = 0;
+
+	if (stat(path, &st) < 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode)) {
+		_cleanup_free_ char *copy = strdup(path);
+		char *slash;
+
+		if (copy == NULL)
+			return -ENOMEM;
+		slash = strrchr(copy, '/');
+		if (slash == NULL)
+			return cfg_files_add(files, n, cap, seen, ".", copy);
+		*slash = '\0';
+		return cfg_files_add(files, n, cap, seen, copy, slash + 1);
+	}
+	d = opendir(path);
+	if (d == NULL) {
+		tool_err("files list %s: %m", path);
+		return 0;
+	}
+	while (r >= 0 && (de = readdir(d)) != NULL) {
+		size_t len = strlen(de->d_name);
+
+		if (de->d_name[0] == '.' || len < 6 || !streq(de->d_name + len - 5, ".conf"))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode)) {
+			tool_err("Directories inside directories are not supported: %s/%s", path,
+				 de->d_name);
+			continue;
+		}
+		r = cfg_files_add(files, n, cap, seen, path, de->d_name);
+	}
+	closedir(d);
+	return r;
+}
+
+/* kmod's order: every file of the config paths (-C's, or the four depmod.d directories) sorted
+ * by base name, whatever its directory; of two files with one name, the first path's wins. */
+static int cfg_load(struct cfg *cfg, char **config_paths, size_t n_config_paths)
 {
 	static const char *const dirs[] = { "/etc/depmod.d", "/run/depmod.d",
 					    "/usr/local/lib/depmod.d", "/lib/depmod.d" };
 	struct strset seen = { 0 };
-	char **files = NULL;
-	size_t n_files = 0, cap = 0, i, d;
+	struct cfg_file *files = NULL;
+	size_t n_files = 0, cap = 0, i;
+	int r = 0;
 
 	if (n_config_paths > 0) {
-		for (i = 0; i < n_config_paths; i++)
-			cfg_parse_file(cfg, config_paths[i]);
+		for (i = 0; r >= 0 && i < n_config_paths; i++)
+			r = cfg_files_list(&files, &n_files, &cap, &seen, config_paths[i]);
 	} else {
-		for (d = 0; d < ARRAY_SIZE(dirs); d++) {
-			DIR *dir = opendir(dirs[d]);
-			struct dirent *de;
-			if (dir == NULL)
-				continue;
-			while ((de = readdir(dir)) != NULL) {
-				size_t len = strlen(de->d_name);
-				char *path;
-				if (len < 6 || !streq(de->d_name + len - 5, ".conf") ||
-				    strset_add(&seen, de->d_name) <= 0)
-					continue;
-				if (asprintf(&path, "%s/%s", dirs[d], de->d_name) < 0 ||
-				    array_reserve((void **)&files, &cap, sizeof(char *), n_files + 1) < 0)
-					break;
-				files[n_files++] = path;
-			}
-			closedir(dir);
-		}
-		/* sorted by file name, whatever the directory */
-		if (n_files > 0)
-			qsort(files, n_files, sizeof(char *), basename_cmp);
-		for (i = 0; i < n_files; i++) {
-			cfg_parse_file(cfg, files[i]);
-			free(files[i]);
-		}
-		free(files);
+		for (i = 0; r >= 0 && i < ARRAY_SIZE(dirs); i++)
+			r = cfg_files_list(&files, &n_files, &cap, &seen, dirs[i]);
 	}
+	if (r >= 0 && n_files > 0)
+		qsort(files, n_files, sizeof(*files), cfg_file_cmp);
+	for (i = 0; i < n_files; i++) {
+		if (r >= 0)
+			cfg_parse_file(cfg, files[i].path);
+		free(files[i].name);
+		free(files[i].path);
+	}
+	free(files);
 	strset_release(&seen);
 	/* kmod's default: updates/ before everything else */
-	if (cfg->n_searches == 0) {
-		cfg_add_search(cfg, "updates");
-		cfg_add_search(cfg, "built-in");
-	}
+	if (r >= 0 && cfg->n_searches == 0 &&
+	    ((r = cfg_add_search(cfg, "updates")) >= 0))
+		r = cfg_add_search(cfg, "built-in");
+	return r;
 }
 
 /* ---- the modules ---------------------------------------------------------- */
@@ -377,54 +507,71 @@ static size_t module_suffix_len(const char *name)
 	return 0;
 }
 
+/* kmod's rule, shared with libkmodns and the tests: see modname_from_path. */
 static char *modname_from_filename(const char *base)
 {
-	char *name = strndup(base, strcspn(base, "."));
-	char *p;
-
-	for (p = name; p && *p; p++)
-		if (*p == '-')
-			*p = '_';
-	return name;
+	return modname_from_path_dup(base, strlen(base));
 }
 
-/* Search priority of a path relative to the module dir (lower wins); overrides beat everything. */
-static long search_priority(const struct cfg *cfg, const struct mod *m)
+static bool path_is_under(const char *path, const char *dir)
 {
-	long builtin = -1;
-	size_t i;
+	size_t len = strlen(dir);
 
-	for (i = 0; i < cfg->n_overrides; i++) {
-		const struct override *ov = &cfg->overrides[i];
-		size_t sl = strlen(ov->subdir);
-		if (streq(ov->modname, m->name) && strncmp(m->relpath, ov->subdir, sl) == 0 &&
-		    m->relpath[sl] == '/' && strchr(m->relpath + sl + 1, '/') == NULL)
-			return -2;
+	return strncmp(path, dir, len) == 0 && path[len] == '/';
+}
+
+/* An override names "<subdir>/<module>": kmod compares it with a module's directory under the
+ * module dir and its file name cut to the length of its module name. */
+static bool override_matches(const struct override *ov, const struct mod *m)
+{
+	const char *base = strrchr(m->relpath, '/');
+	size_t dirlen = base ? (size_t)(base - m->relpath) : 0, namelen = strlen(m->name);
+
+	return m->relpath[0] != '/' && base != NULL && dirlen == strlen(ov->subdir) &&
+	       memcmp(m->relpath, ov->subdir, dirlen) == 0 && strlen(ov->modname) == namelen &&
+	       memcmp(base + 1, ov->modname, namelen) == 0;
+}
+
+/* Whether the module found first (old) stays when a same-named one (new) turns up, by kmod
+ * 30's rules: the last override line naming either decides; else the search lines rank them,
+ * the first word written ranking highest, "external" standing for each external directory and
+ * "built-in" for whatever no word names; a tie (or no search word for either) keeps the old one.
+ * As in kmod, a path word that names the new module is not tried on the old one. */
+static bool search_keeps_old(const struct cfg *cfg, const struct mod *old, const struct mod *new)
+{
+	long rank = 0, builtin = -1, old_rank = -1, new_rank = -1;
+	size_t i, e;
+
+	for (i = cfg->n_overrides; i-- > 0;) {
+		if (override_matches(&cfg->overrides[i], new))
+			return false;
+		if (override_matches(&cfg->overrides[i], old))
+			return true;
 	}
-	for (i = 0; i < cfg->n_searches; i++) {
-		const char *p = cfg->searches[i].path;
-		size_t pl, e;
-		/* "external" in a search line ranks the external directories there */
-		for (e = 0; cfg->searches[i].external && e < cfg->n_externals; e++) {
-			size_t el = strlen(cfg->externals[e]);
-			if (strncmp(m->path, cfg->externals[e], el) == 0 && m->path[el] == '/')
-				return (long)i;
+	/* the last word written ranks 0 */
+	for (i = cfg->n_searches; i-- > 0; rank++) {
+		const struct search *se = &cfg->searches[i];
+
+		if (se->external) {
+			for (e = cfg->n_externals; e-- > 0; rank++) {
+				if (path_is_under(new->path, cfg->externals[e]))
+					new_rank = rank;
+				if (path_is_under(old->path, cfg->externals[e]))
+					old_rank = rank;
+			}
+		} else if (se->path == NULL) {
+			builtin = rank;
+		} else if (new->relpath[0] != '/' && path_is_under(new->relpath, se->path)) {
+			new_rank = rank;
+		} else if (old->relpath[0] != '/' && path_is_under(old->relpath, se->path)) {
+			old_rank = rank;
 		}
-		if (p == NULL) {
-			if (!cfg->searches[i].external)
-				builtin = (long)i;
-			continue;
-		}
-		pl = strlen(p);
-		if (strncmp(m->relpath, p, pl) == 0 && m->relpath[pl] == '/')
-			return (long)i;
 	}
-	for (i = 0; i < cfg->n_externals; i++) {
-		size_t el = strlen(cfg->externals[i]);
-		if (strncmp(m->path, cfg->externals[i], el) == 0 && m->path[el] == '/')
-			return (long)(cfg->n_searches + i);
-	}
-	return builtin;
+	if (new_rank < 0)
+		new_rank = builtin;
+	if (old_rank < 0)
+		old_rank = builtin;
+	return new_rank <= old_rank;
 }
 
 /* Adds a found module file, or lets it replace a same-named one of lower priority. */
@@ -449,7 +596,7 @@ static int depmod_add_module(struct depmod *dm, const char *path, const char *re
 	i = strset_find(&dm->mod_names, m->name);
 	if (i >= 0) {
 		struct mod *old = dm->mod_by_name[i];
-		bool replace = search_priority(dm->cfg, m) <= search_priority(dm->cfg, old);
+		bool replace = !search_keeps_old(dm->cfg, old, m);
 		if (dm->cfg->warn_dups)
 			tool_warn("%s: duplicate module %s, %s used", m->name, replace ? old->path : m->path,
 				  replace ? m->path : old->path);
@@ -522,6 +669,68 @@ static int depmod_scan(struct depmod *dm, const char *dir, const char *rel, bool
 	}
 	closedir(d);
 	return r;
+}
+
+/* The module dir, then the external directories, the last written first, as kmod; a missing or
+ * unreadable external directory is reported and skipped. */
+static int depmod_scan_all(struct depmod *dm)
+{
+	const struct cfg *cfg = dm->cfg;
+	int r = depmod_scan(dm, cfg->dirname, "", true);
+
+	for (size_t i = cfg->n_externals; r >= 0 && i-- > 0;) {
+		r = depmod_scan(dm, cfg->externals[i], cfg->externals[i], false);
+		if (r < 0 && r != -ENOMEM)
+			r = 0;
+	}
+	return r;
+}
+
+/* depmod VERSION FILE...: just these files, each an absolute path (kmod's FATAL errors). A file
+ * under the module dir keeps its relative path in modules.dep, others their absolute one. */
+static int depmod_add_files(struct depmod *dm, char **files, size_t n_files)
+{
+	const struct cfg *cfg = dm->cfg;
+
+	for (size_t i = 0; i < n_files; i++) {
+		const char *path = files[i], *relpath = path;
+		_cleanup_free_ char *name = NULL;
+		struct stat st;
+		long found;
+		int r;
+
+		if (path[0] != '/') {
+			tool_fatal("%s: not absolute path.", path);
+			return -EINVAL;
+		}
+		if (stat(path, &st) < 0) {
+			r = -errno;
+			tool_fatal("could not create module %s: %s", path, strerror(-r));
+			return r;
+		}
+		name = modname_from_filename(path);
+		if (name == NULL)
+			return -ENOMEM;
+		found = strset_find(&dm->mod_names, name);
+		if (found >= 0) {
+			/* kmod refuses a second file of one name */
+			if (streq(dm->mod_by_name[found]->path, path)) {
+				tool_err("hash_add_unique %s: %s", name, strerror(EEXIST));
+				tool_fatal("could not add module %s: %s", path, strerror(EEXIST));
+			} else {
+				tool_fatal("could not create module %s: %s", path, strerror(EEXIST));
+			}
+			return -EEXIST;
+		}
+		if (path_is_under(path, cfg->dirname))
+			relpath = path + cfg->dirnamelen + 1;
+		r = depmod_add_module(dm, path, relpath);
+		if (r < 0) {
+			tool_fatal("could not add module %s: %s", path, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
 }
 
 static int mod_sort_cmp(const void *a, const void *b)
@@ -1624,7 +1833,9 @@ int main(int argc, char *argv[])
 	const char *symvers = NULL, *system_map = NULL;
 	char **config_paths = NULL;
 	size_t n_config_paths = 0, cap = 0;
-	bool quick = false, to_stdout = false;
+	bool all = false, quick = false, to_stdout = false;
+	char **files;
+	size_t n_files;
 	struct cfg cfg = { 0 };
 	struct depmod dm = { .cfg = &cfg, .use_cache = true };
 	struct utsname u;
@@ -1632,7 +1843,7 @@ int main(int argc, char *argv[])
 
 	while ((c = getopt_long(argc, argv, options_short, options, NULL)) != -1) {
 		switch (c) {
-		case 'a': break;
+		case 'a': all = true; break;
 		case 'A': quick = true; break;
 		case 'b': basedir = optarg; break;
 		case 'o': outdir = optarg; break;
@@ -1679,7 +1890,7 @@ int main(int argc, char *argv[])
 			free(config_paths);
 			return EXIT_FAILURE;
 		}
-		cfg.kversion = argv[optind];
+		cfg.kversion = argv[optind++];
 	} else {
 		if (uname(&u) < 0) {
 			tool_err("uname() failed: %m");
@@ -1695,13 +1906,21 @@ int main(int argc, char *argv[])
 		return EXIT_FAILURE;
 	}
 	cfg.dirnamelen = strlen(cfg.dirname);
+	/* module files after the version: only those are indexed, unless -a */
+	files = argv + optind;
+	n_files = all ? 0 : (size_t)(argc - optind);
 
 	if (cfg.print_unknown && symvers == NULL && system_map == NULL) {
 		tool_warn("-e needs -E or -F");
 		cfg.print_unknown = false;
 	}
-	cfg_load(&cfg, config_paths, n_config_paths);
+	r = cfg_load(&cfg, config_paths, n_config_paths);
 	free(config_paths);
+	if (r < 0) {
+		tool_err("could not read the configuration: %s", strerror(-r));
+		cfg_release(&cfg);
+		return EXIT_FAILURE;
+	}
 
 	dm.ctx = kmodns_new();
 	if (dm.ctx == NULL)
@@ -1710,10 +1929,11 @@ int main(int argc, char *argv[])
 	if (verbose)
 		kmodns_set_log_priority(dm.ctx, LOG_INFO);
 
-	/* 1. find the modules: the module dir, then the external dirs */
-	r = depmod_scan(&dm, cfg.dirname, "", true);
-	for (size_t i = 0; r >= 0 && i < cfg.n_externals; i++)
-		r = depmod_scan(&dm, cfg.externals[i], cfg.externals[i], true);
+	/* 1. find the modules: the files named, or the module dir then the external dirs */
+	if (n_files > 0)
+		r = depmod_add_files(&dm, files, n_files);
+	else
+		r = depmod_scan_all(&dm);
 	if (r < 0)
 		goto out;
 	if (quick && depmod_is_up_to_date(&dm)) {

@@ -11,6 +11,15 @@ static void tool_vlog(const char *level, const char *fmt, va_list args)
 	fputc('\n', stderr);
 }
 
+void tool_fatal(const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	tool_vlog("FATAL", fmt, args);
+	va_end(args);
+}
+
 void tool_err(const char *fmt, ...)
 {
 	va_list args;

@@ -7,7 +7,9 @@
 
 #include "libkmodns-util.h"
 
-/* "<tool>: ERROR: ...", "<tool>: WARNING: ..." on stderr, like kmod's tools. */
+/* "<tool>: FATAL: ...", "<tool>: ERROR: ...", "<tool>: WARNING: ..." on stderr, like kmod's
+ * tools (the caller exits after a fatal one). */
+_printf_(1, 2) void tool_fatal(const char *fmt, ...);
 _printf_(1, 2) void tool_err(const char *fmt, ...);
 _printf_(1, 2) void tool_warn(const char *fmt, ...);
 
