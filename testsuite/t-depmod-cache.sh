@@ -121,9 +121,8 @@ for era in 6.1 latest; do
 	dir=$corpus/$era
 	[ -f "$dir/ok" ] || { missing "cache-$era" "no corpus at $dir (run ../shared/corpus/fetch-debian-kernels $era)"; continue; }
 	kver=$(cat "$dir/kver")
-	rm -rf "$T/farm"; mkdir -p "$T/farm/lib/modules"
-	cp -rs "$dir/root/lib/modules/$kver/" "$T/farm/lib/modules/$kver"
+	farm "$T" "$dir" "$kver" || { fail "farm-$era: could not copy $dir"; continue; }
 	# the xz tree takes seconds per full read: its damage cases are the plain tree's
-	cache_cases "$era" "$T/farm" "$kver" $([ "$era" = latest ] && echo quick)
-	rm -rf "$T/farm"
+	cache_cases "$era" "$T/ours" "$kver" $([ "$era" = latest ] && echo quick)
+	rm -rf "$T/ours" "$T/kmod"
 done
