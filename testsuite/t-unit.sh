@@ -1,6 +1,6 @@
 #!/bin/bash
-# Unit tests written in C: the namespace rule and the Module.symvers reader.
+# Unit tests written in C: the namespace rule, the Module.symvers reader, the namespace record.
 . "$(dirname "$0")/lib.sh"
-for t in test-rule test-symvers; do
+for t in test-rule test-symvers test-record; do
 	$W "$B/testsuite/$t" || echo "FAIL: $t exited $?"
 done
