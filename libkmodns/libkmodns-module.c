@@ -119,8 +119,12 @@ void kmodns_module_finish(struct kmodns_module *mod)
 			if (*p == '-')
 				*p = '_';
 	}
-	for (size_t i = 0; i < mod->n_exports; i++)
+	for (size_t i = 0; i < mod->n_exports && r >= 0; i++) {
 		mod->exports[i].owner = mod->exports[i].owner_name = mod->name;
+		r = strset_add(&mod->export_namespaces, mod->exports[i].ns);
+	}
+	if (r < 0)
+		goto fail;
 	if (mod->vermagic)
 		mod->kernel_version = kmodns_kernel_version_parse(mod->vermagic);
 }
@@ -196,6 +200,7 @@ KMODNS_EXPORT struct kmodns_module *kmodns_module_unref(struct kmodns_module *mo
 	free(mod->modinfo);
 	free(mod->versions);
 	strset_release(&mod->imports);
+	strset_release(&mod->export_namespaces);
 	arena_release(&mod->strings);
 	kmodns_unref(mod->ctx);
 	free(mod);
@@ -227,6 +232,16 @@ KMODNS_EXPORT const struct kmodns_export *kmodns_module_get_export(const struct 
 								    size_t i)
 {
 	return i < mod->n_exports ? &mod->exports[i] : NULL;
+}
+
+KMODNS_EXPORT size_t kmodns_module_get_export_namespace_count(const struct kmodns_module *mod)
+{
+	return mod->export_namespaces.count;
+}
+
+KMODNS_EXPORT const char *kmodns_module_get_export_namespace(const struct kmodns_module *mod, size_t i)
+{
+	return i < mod->export_namespaces.count ? mod->export_namespaces.items[i] : NULL;
 }
 
 KMODNS_EXPORT size_t kmodns_module_get_import_count(const struct kmodns_module *mod)

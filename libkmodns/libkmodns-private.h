@@ -56,6 +56,7 @@ struct kmodns_module {
 	bool big_endian;
 	struct kmodns_export *exports;
 	size_t n_exports, exports_capacity;
+	struct strset export_namespaces; /* of the exports, "" for those without, first-seen order */
 	struct strset imports;
 	size_t imports_raw;
 	struct kmodns_symbol *undefined;

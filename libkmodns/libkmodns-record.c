@@ -7,10 +7,12 @@
  * without opening the module.
  *
  * Text (7-bit ASCII, fields separated by ' '):
- *   kmodns-ns/1 vmlinux=known|unknown import=NS... export=NS...
+ *   kmodns-ns/1 vmlinux=known|unknown unresolved=N import=NS[,VERDICT]... export=NS...
  *   require=NS,EXPORTER,SYMBOL,VERDICT... unused=NS...
  * where every name is percent-encoded outside [A-Za-z0-9_.:*+/-] (so ',',
- * ' ', '%' and bytes >= 0x80 never appear raw).
+ * ' ', '%' and bytes >= 0x80 never appear raw). An import carries a verdict
+ * only when its kernel refuses it, so the import of any loadable module reads
+ * the same as in records written before imports had verdicts.
  */
 #include <errno.h>
 
@@ -48,24 +50,31 @@ KMODNS_EXPORT int kmodns_ns_record_format(const struct kmodns_module *mod,
 					  const struct kmodns_requires *req, bool vmlinux_known,
 					  char **text)
 {
-	struct strset exported = { 0 };
+	unsigned kernel_version = kmodns_module_get_kernel_version(mod);
 	char *buf = NULL;
 	size_t len = 0, i;
 	FILE *f = open_memstream(&buf, &len);
-	int r = 0;
 
 	if (f == NULL)
 		return -ENOMEM;
 	fprintf(f, "%s vmlinux=%s", RECORD_MAGIC, vmlinux_known ? "known" : "unknown");
+	if (req)
+		fprintf(f, " unresolved=%zu", kmodns_requires_get_unresolved_count(req));
 	for (i = 0; i < kmodns_module_get_import_count(mod); i++) {
+		const char *ns = kmodns_module_get_import(mod, i);
+		enum kmodns_verdict verdict = kmodns_import_check(ns, kernel_version);
 		fputs(" import=", f);
-		put_encoded(f, kmodns_module_get_import(mod, i));
+		put_encoded(f, ns);
+		if (verdict != KMODNS_ALLOWED_IMPORTED)
+			fprintf(f, ",%s", verdict_names[verdict]);
 	}
-	for (i = 0; i < mod->n_exports && r >= 0; i++)
-		if (mod->exports[i].ns[0] != '\0' && (r = strset_add(&exported, mod->exports[i].ns)) > 0) {
-			fputs(" export=", f);
-			put_encoded(f, mod->exports[i].ns);
-		}
+	for (i = 0; i < kmodns_module_get_export_namespace_count(mod); i++) {
+		const char *ns = kmodns_module_get_export_namespace(mod, i);
+		if (ns[0] == '\0')
+			continue;
+		fputs(" export=", f);
+		put_encoded(f, ns);
+	}
 	for (i = 0; req && i < kmodns_requires_get_count(req); i++) {
 		const struct kmodns_export *e = kmodns_requires_get_export(req, i);
 		fputs(" require=", f);
@@ -76,15 +85,13 @@ KMODNS_EXPORT int kmodns_ns_record_format(const struct kmodns_module *mod,
 		put_encoded(f, e->symbol);
 		fprintf(f, ",%s", verdict_names[kmodns_requires_get_verdict(req, i)]);
 	}
-	/* with vmlinux unknown, an import vmlinux serves would look unused */
-	for (i = 0; req && vmlinux_known && i < kmodns_requires_get_unused_import_count(req); i++) {
+	for (i = 0; req && i < kmodns_requires_get_unused_import_count(req); i++) {
 		fputs(" unused=", f);
 		put_encoded(f, kmodns_requires_get_unused_import(req, i));
 	}
-	strset_release(&exported);
-	if (fclose(f) != 0 || r < 0) {
+	if (fclose(f) != 0) {
 		free(buf);
-		return r < 0 ? r : -ENOMEM;
+		return -ENOMEM;
 	}
 	*text = buf;
 	return 0;
@@ -100,8 +107,11 @@ struct requirement_record {
 struct kmodns_ns_record {
 	struct arena strings;
 	bool vmlinux_known;
+	size_t unresolved;
 	const char **imports, **exports, **unused;
 	size_t n_imports, n_exports, n_unused, cap_imports, cap_exports, cap_unused;
+	enum kmodns_verdict *import_verdicts; /* index i describes imports[i] */
+	size_t cap_import_verdicts;
 	struct requirement_record *requires;
 	size_t n_requires, cap_requires;
 };
@@ -148,12 +158,60 @@ static int push_name(struct kmodns_ns_record *rec, const char ***list, size_t *n
 	return 0;
 }
 
+/* The verdict named s[0..len), or -EBADMSG. */
+static int parse_verdict(const char *s, size_t len)
+{
+	size_t v;
+
+	for (v = 0; v < ARRAY_SIZE(verdict_names); v++)
+		if (strlen(verdict_names[v]) == len && memcmp(verdict_names[v], s, len) == 0)
+			return (int)v;
+	return -EBADMSG;
+}
+
+/* NS or NS,VERDICT: without a verdict the import is allowed. */
+static int parse_import(struct kmodns_ns_record *rec, const char *s, size_t len)
+{
+	const char *comma = memchr(s, ',', len);
+	int verdict = KMODNS_ALLOWED_IMPORTED;
+	int r;
+
+	if (comma != NULL) {
+		verdict = parse_verdict(comma + 1, (size_t)(s + len - comma - 1));
+		if (verdict != KMODNS_ALLOWED_IMPORTED && verdict != KMODNS_REFUSED_MODULE_IMPORT)
+			return -EBADMSG;
+		len = (size_t)(comma - s);
+	}
+	if (array_reserve((void **)&rec->import_verdicts, &rec->cap_import_verdicts,
+			  sizeof(*rec->import_verdicts), rec->n_imports + 1) < 0)
+		return -ENOMEM;
+	r = push_name(rec, &rec->imports, &rec->n_imports, &rec->cap_imports, s, len);
+	if (r >= 0)
+		rec->import_verdicts[rec->n_imports - 1] = (enum kmodns_verdict)verdict;
+	return r;
+}
+
+static int parse_count(const char *s, size_t len, size_t *count)
+{
+	size_t i, n = 0;
+
+	if (len == 0 || len > 9)
+		return -EBADMSG;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EBADMSG;
+		n = n * 10 + (size_t)(s[i] - '0');
+	}
+	*count = n;
+	return 0;
+}
+
 static int parse_require(struct kmodns_ns_record *rec, const char *s, size_t len)
 {
 	const char *parts[4], *end = s + len, *p = s;
 	size_t n = 0, plen[4];
 	struct requirement_record *rr;
-	size_t v;
+	int v;
 
 	while (n < 4) {
 		const char *comma = memchr(p, ',', (size_t)(end - p));
@@ -171,10 +229,8 @@ static int parse_require(struct kmodns_ns_record *rec, const char *s, size_t len
 	rr->ns = decode(&rec->strings, parts[0], plen[0]);
 	rr->exporter = decode(&rec->strings, parts[1], plen[1]);
 	rr->symbol = decode(&rec->strings, parts[2], plen[2]);
-	for (v = 0; v < ARRAY_SIZE(verdict_names); v++)
-		if (strlen(verdict_names[v]) == plen[3] && memcmp(verdict_names[v], parts[3], plen[3]) == 0)
-			break;
-	if (!rr->ns || !rr->exporter || !rr->symbol || v == ARRAY_SIZE(verdict_names))
+	v = parse_verdict(parts[3], plen[3]);
+	if (!rr->ns || !rr->exporter || !rr->symbol || v < 0)
 		return -EBADMSG;
 	rr->verdict = (enum kmodns_verdict)v;
 	rec->n_requires++;
@@ -200,8 +256,10 @@ static int record_parse(struct kmodns_ns_record *rec, const char *text)
 #define FIELD_IS(k) ((size_t)(eq - field) == strlen(k) && memcmp(field, k, strlen(k)) == 0)
 		if (FIELD_IS("vmlinux"))
 			rec->vmlinux_known = vlen == 5 && memcmp(eq + 1, "known", 5) == 0;
+		else if (FIELD_IS("unresolved"))
+			r = parse_count(eq + 1, vlen, &rec->unresolved);
 		else if (FIELD_IS("import"))
-			r = push_name(rec, &rec->imports, &rec->n_imports, &rec->cap_imports, eq + 1, vlen);
+			r = parse_import(rec, eq + 1, vlen);
 		else if (FIELD_IS("export"))
 			r = push_name(rec, &rec->exports, &rec->n_exports, &rec->cap_exports, eq + 1, vlen);
 		else if (FIELD_IS("unused"))
@@ -212,6 +270,23 @@ static int record_parse(struct kmodns_ns_record *rec, const char *text)
 #undef FIELD_IS
 	}
 	return r < 0 ? r : *p == '\0' ? 0 : -EBADMSG;
+}
+
+KMODNS_EXPORT int kmodns_ns_record_new_from_text(const char *text, struct kmodns_ns_record **out)
+{
+	struct kmodns_ns_record *rec = calloc(1, sizeof(*rec));
+	int r;
+
+	*out = NULL;
+	if (rec == NULL)
+		return -ENOMEM;
+	r = record_parse(rec, text);
+	if (r < 0) {
+		kmodns_ns_record_unref(rec);
+		return r;
+	}
+	*out = rec;
+	return 0;
 }
 
 struct lookup_state {
@@ -234,7 +309,6 @@ KMODNS_EXPORT int kmodns_ns_record_lookup(struct kmodns_ctx *ctx, const char *di
 	_cleanup_free_ char *path = NULL, *key = strdup(modname);
 	struct lookup_state st = { 0 };
 	struct kmodns_index *idx;
-	struct kmodns_ns_record *rec;
 	char *p;
 	int r;
 
@@ -253,15 +327,8 @@ KMODNS_EXPORT int kmodns_ns_record_lookup(struct kmodns_ctx *ctx, const char *di
 	r = kmodns_index_lookup(idx, key, take_record, &st);
 	if (r >= 0 && st.record == NULL)
 		r = -ENOENT; /* an index by a depmod that writes no records */
-	if (r >= 0) {
-		rec = calloc(1, sizeof(*rec));
-		if (rec == NULL)
-			r = -ENOMEM;
-		else if ((r = record_parse(rec, st.record)) < 0)
-			kmodns_ns_record_unref(rec);
-		else
-			*out = rec;
-	}
+	if (r >= 0)
+		r = kmodns_ns_record_new_from_text(st.record, out);
 	if (r == -EBADMSG)
 		ERR(ctx, "%s: corrupt namespace record of %s", path, modname);
 	kmodns_index_close(idx);
@@ -273,6 +340,7 @@ KMODNS_EXPORT struct kmodns_ns_record *kmodns_ns_record_unref(struct kmodns_ns_r
 	if (rec == NULL)
 		return NULL;
 	free(rec->imports);
+	free(rec->import_verdicts);
 	free(rec->exports);
 	free(rec->unused);
 	free(rec->requires);
@@ -290,6 +358,17 @@ KMODNS_EXPORT size_t kmodns_ns_record_get_require_count(const struct kmodns_ns_r
 KMODNS_EXPORT const char *kmodns_ns_record_get_import(const struct kmodns_ns_record *rec, size_t i)
 {
 	return i < rec->n_imports ? rec->imports[i] : NULL;
+}
+
+KMODNS_EXPORT enum kmodns_verdict kmodns_ns_record_get_import_verdict(const struct kmodns_ns_record *rec,
+								      size_t i)
+{
+	return i < rec->n_imports ? rec->import_verdicts[i] : KMODNS_ALLOWED_IMPORTED;
+}
+
+KMODNS_EXPORT size_t kmodns_ns_record_get_unresolved_count(const struct kmodns_ns_record *rec)
+{
+	return rec->unresolved;
 }
 
 KMODNS_EXPORT const char *kmodns_ns_record_get_export(const struct kmodns_ns_record *rec, size_t i)

@@ -114,6 +114,10 @@ unsigned kmodns_module_get_kernel_version(const struct kmodns_module *mod);
 
 size_t kmodns_module_get_export_count(const struct kmodns_module *mod);
 const struct kmodns_export *kmodns_module_get_export(const struct kmodns_module *mod, size_t i);
+/* The namespaces of the exports, deduplicated, in first-seen order; "" stands for the
+ * exports without a namespace and is listed only when there are such. */
+size_t kmodns_module_get_export_namespace_count(const struct kmodns_module *mod);
+const char *kmodns_module_get_export_namespace(const struct kmodns_module *mod, size_t i);
 
 /* Imported namespaces: deduplicated, in first-seen order. */
 size_t kmodns_module_get_import_count(const struct kmodns_module *mod);
@@ -218,9 +222,11 @@ const char *kmodns_requires_get_unused_import(const struct kmodns_requires *requ
  * imports, requirements and verdicts with one lookup and no ELF parsing.
  */
 struct kmodns_ns_record;
-/* The record text depmod stores for mod (caller frees). */
+/* The record text depmod stores for mod (caller frees); requires may be NULL. */
 int kmodns_ns_record_format(const struct kmodns_module *mod, const struct kmodns_requires *requires,
 			    bool vmlinux_known, char **text);
+/* Decodes a record text: -EBADMSG when it is not one. */
+int kmodns_ns_record_new_from_text(const char *text, struct kmodns_ns_record **record);
 /* The record of module modname in dirname/modules.dep.bin: -ENOENT when there is none
  * (no index, no such module, or an index written by a depmod that keeps no records). */
 int kmodns_ns_record_lookup(struct kmodns_ctx *ctx, const char *dirname, const char *modname,
@@ -230,8 +236,12 @@ struct kmodns_ns_record *kmodns_ns_record_unref(struct kmodns_ns_record *record)
 bool kmodns_ns_record_vmlinux_known(const struct kmodns_ns_record *record);
 size_t kmodns_ns_record_get_import_count(const struct kmodns_ns_record *record);
 const char *kmodns_ns_record_get_import(const struct kmodns_ns_record *record, size_t i);
+/* KMODNS_REFUSED_MODULE_IMPORT when the module's kernel refuses import i, else KMODNS_ALLOWED_IMPORTED. */
+enum kmodns_verdict kmodns_ns_record_get_import_verdict(const struct kmodns_ns_record *record,
+							size_t i);
 size_t kmodns_ns_record_get_export_count(const struct kmodns_ns_record *record);
 const char *kmodns_ns_record_get_export(const struct kmodns_ns_record *record, size_t i);
+/* Imports no requirement uses; with vmlinux unknown, also those only vmlinux would use. */
 size_t kmodns_ns_record_get_unused_count(const struct kmodns_ns_record *record);
 const char *kmodns_ns_record_get_unused(const struct kmodns_ns_record *record, size_t i);
 size_t kmodns_ns_record_get_require_count(const struct kmodns_ns_record *record);
@@ -240,6 +250,8 @@ const char *kmodns_ns_record_get_require_exporter(const struct kmodns_ns_record 
 const char *kmodns_ns_record_get_require_symbol(const struct kmodns_ns_record *record, size_t i);
 enum kmodns_verdict kmodns_ns_record_get_require_verdict(const struct kmodns_ns_record *record,
 							 size_t i);
+/* As kmodns_requires_get_unresolved_count() when depmod made the record. */
+size_t kmodns_ns_record_get_unresolved_count(const struct kmodns_ns_record *record);
 
 #ifdef __cplusplus
 }

@@ -1037,6 +1037,63 @@ static const struct tree_file tree_crc_files[] = {
 	     "0xdeadbeef\tcrc_old_fmt\tvmlinux\tEXPORT_SYMBOL\n"),
 };
 
+/* nsimport: explicit imports of "module:" namespaces, which kernels 6.16 and later refuse
+ * (EPERM) and older ones take as ordinary namespaces; the same namespace's symbols used through
+ * its patterns, which only 6.16 and later honour. The vermagic says the kernel: 6.16, 6.15, 7.2. */
+#define NSI(path_, name_, kver_, ...)                                                          \
+	{ .file = TREE_MODDIR("nsimport") "kernel/drivers/nsi/" path_, .name = name_,         \
+	  .vermagic = kver_ " SMP preempt mod_unload modversions ", .era = ERA_5_5,            \
+	  .arch = &arch_x86_64, .versions = true, __VA_ARGS__ }
+#define NSI_FRIENDS "module:nsi_friend,nsi_user*"
+#define CRC_NSI_CORE_FN 0x45a10001u
+#define CRC_NSI_FRIENDS_FN 0x45a10002u
+#define UK_NSI_FRIENDS { "nsi_friends_fn", CRC_NSI_FRIENDS_FN, 0 }
+static const struct fixture tree_nsimport[] = {
+	NSI("nsi_core.ko", "nsi_core", "6.16.0",
+	    .exports = EXPORTS({ "nsi_core_fn", K_GPL, "NSI_CORE", CRC_NSI_CORE_FN },
+			       { "nsi_friends_fn", K_GPL, NSI_FRIENDS, CRC_NSI_FRIENDS_FN }),
+	    .undefs = UNDEFS(UK_FENTRY, UK_PRINTK, UK_THUNK),
+	    .modinfo = STRINGS("description=nsimport: a namespace and a module: namespace", "depends=",
+			       INTREE)),
+	NSI("nsi_friend.ko", "nsi_friend", "6.16.0", .exports = NO_EXPORTS,
+	    .undefs = UNDEFS(UK_FENTRY, UK_NSI_FRIENDS, UK_PRINTK),
+	    .modinfo = STRINGS("description=nsimport: named by the patterns, no import",
+			       "depends=nsi_core", INTREE)),
+	NSI("nsi_bad.ko", "nsi_bad", "6.16.0", .exports = NO_EXPORTS,
+	    .undefs = UNDEFS(UK_FENTRY, { "nsi_core_fn", CRC_NSI_CORE_FN, 0 }, UK_NSI_FRIENDS,
+			     { "nsi_nowhere_fn", 0x45a1dead, 0 }, UK_PRINTK),
+	    .modinfo = STRINGS("description=nsimport: imports module: namespaces on 6.16",
+			       "import_ns=NSI_CORE", "import_ns=" NSI_FRIENDS,
+			       "import_ns=module:nowhere", "import_ns=" NSI_FRIENDS,
+			       "depends=nsi_core", INTREE)),
+	NSI("nsi_old.ko", "nsi_old", "6.15.0", .exports = NO_EXPORTS,
+	    .undefs = UNDEFS(UK_FENTRY, UK_NSI_FRIENDS, UK_PRINTK),
+	    .modinfo = STRINGS("description=nsimport: the same imports on 6.15, ordinary there",
+			       "import_ns=" NSI_FRIENDS, "import_ns=module:nowhere",
+			       "depends=nsi_core", INTREE)),
+	NSI("nsi_user_old.ko", "nsi_user_old", "6.15.0", .exports = NO_EXPORTS,
+	    .undefs = UNDEFS(UK_FENTRY, UK_NSI_FRIENDS, UK_PRINTK),
+	    .modinfo = STRINGS("description=nsimport: named by the patterns, but on 6.15",
+			       "depends=nsi_core", INTREE)),
+	NSI("nsi_user_new.ko", "nsi_user_new", "7.2.0", .exports = NO_EXPORTS,
+	    .undefs = UNDEFS(UK_FENTRY, UK_NSI_FRIENDS, UK_PRINTK),
+	    .modinfo = STRINGS("description=nsimport: named by a pattern's prefix, on 7.2",
+			       "depends=nsi_core", INTREE)),
+};
+static const struct tree_file tree_nsimport_files[] = {
+	TEXT(TREE_MODDIR("nsimport") "modules.order",
+	     "kernel/drivers/nsi/nsi_core.ko\n"
+	     "kernel/drivers/nsi/nsi_friend.ko\n"
+	     "kernel/drivers/nsi/nsi_bad.ko\n"
+	     "kernel/drivers/nsi/nsi_old.ko\n"
+	     "kernel/drivers/nsi/nsi_user_old.ko\n"
+	     "kernel/drivers/nsi/nsi_user_new.ko\n"),
+	TEXT("Module.symvers",
+	     SYMVERS_ROW("0x1f2e3d4c", "_printk", "vmlinux", "EXPORT_SYMBOL", "")
+	     SYMVERS_ROW("0x0c0ffee0", "__fentry__", "vmlinux", "EXPORT_SYMBOL", "")
+	     SYMVERS_ROW("0x5b8239ca", "__x86_return_thunk", "vmlinux", "EXPORT_SYMBOL", "")),
+};
+
 struct tree_case {
 	const char *name;
 	const struct fixture *modules;
@@ -1056,6 +1113,7 @@ static const struct tree_case tree_cases[] = {
 	TREE("weak", tree_weak, tree_weak_files),
 	TREE("config", tree_config, tree_config_files),
 	TREE("crc", tree_crc, tree_crc_files),
+	TREE("nsimport", tree_nsimport, tree_nsimport_files),
 };
 
 /* ---- small helpers ----------------------------------------------------------------------- */

@@ -85,9 +85,12 @@ static int dump_record(struct kmodns_ctx *ctx, const char *dir, const char *name
 		printf("record %s none (%s)\n", name, strerror(-r));
 		return r;
 	}
-	printf("record %s vmlinux=%s\n", name, kmodns_ns_record_vmlinux_known(rec) ? "known" : "unknown");
+	printf("record %s vmlinux=%s unresolved=%zu\n", name,
+	       kmodns_ns_record_vmlinux_known(rec) ? "known" : "unknown",
+	       kmodns_ns_record_get_unresolved_count(rec));
 	for (i = 0; i < kmodns_ns_record_get_import_count(rec); i++)
-		printf("import %s\n", kmodns_ns_record_get_import(rec, i));
+		printf("import %s %s\n", kmodns_ns_record_get_import(rec, i),
+		       kmodns_verdict_is_refused(kmodns_ns_record_get_import_verdict(rec, i)) ? "refused" : "allowed");
 	for (i = 0; i < kmodns_ns_record_get_export_count(rec); i++)
 		printf("export %s\n", kmodns_ns_record_get_export(rec, i));
 	for (i = 0; i < kmodns_ns_record_get_require_count(rec); i++)

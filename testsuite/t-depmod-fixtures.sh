@@ -55,6 +55,7 @@ runs=(
 	"crc-E crc -E @ROOT@/Module.symvers"
 	"crc-eE crc -e -E @ROOT@/Module.symvers"
 	"crc-eE-missing crc -e -E @ROOT@/no-such-Module.symvers"
+	"nsimport nsimport -E @ROOT@/Module.symvers"
 )
 
 # Prints an index file as "key<TAB>priority<TAB>value" lines, keys in trie order.

@@ -2,8 +2,11 @@
 # depmod's namespace records on the real Debian trees: stock kmod tools behave identically on a
 # tree indexed by our depmod and by kmod's; modules.namespaces agrees with what libkmodns reads
 # (imports) and Debian's kernels have 0 missing imports (--ns-check exits 0); the record of a
-# module comes back through the library's lookup. On the sample tree, the missing import and
-# the unused one are reported exactly and --ns-check fails.
+# module comes back through the library's lookup; modinfo --namespaces answers from the records
+# exactly as from Module.symvers. On the sample tree, the missing import and the unused one are
+# reported exactly and --ns-check fails. On the nsimport tree (gen-fixtures --tree), explicit
+# imports of module: namespaces are refused on 6.16+ and ordinary before, alike in
+# modules.namespaces, the records and --ns-check; modinfo answers from a record alone.
 . "$(dirname "$0")/lib.sh"
 T=$(tmpdir); trap 'rm -rf "$T"' EXIT
 
@@ -44,6 +47,18 @@ for era in $eras; do
 	# The record, by name, through libkmodns: one lookup, no ELF.
 	"$B/testsuite/ns-dump" --record "$M" ums-alauda >"$T/rec" 2>&1
 	check "record-lookup-$era" grep -qx 'require USB_STORAGE usb_storage usb_stor_.* allowed' "$T/rec"
+
+	# modinfo --namespaces from the records (no build/Module.symvers in the tree) = from -E, for
+	# every module with imports or namespaced requirements, as text and as JSON.
+	awk '$2 == "import" || $2 == "refused-import" || $2 == "require" || $2 == "missing" { print $1 }' \
+		"$M/modules.namespaces" | awk '!seen[$0]++' >"$T/ns-names"
+	same=true
+	for json in "" --json; do
+		xargs -a "$T/ns-names" $W "$B/tools/modinfo" --namespaces $json -b "$T/ours" -k "$kver" >"$T/mi-rec" 2>&1
+		xargs -a "$T/ns-names" $W "$B/tools/modinfo" --namespaces $json -E "$dir/Module.symvers" -b "$T/ours" -k "$kver" >"$T/mi-E" 2>&1
+		cmp -s "$T/mi-rec" "$T/mi-E" || { same=false; diff "$T/mi-E" "$T/mi-rec" | head -10; }
+	done
+	check "modinfo-records-equal-symvers-$era ($(wc -l <"$T/ns-names") modules, text and JSON)" $same
 done
 
 # The sample tree: sample_bad uses SAMPLE_CORE without importing it and imports UNUSED_NS.
@@ -65,3 +80,93 @@ rm -f "$S_ROOT/lib/modules/6.12.0-sample/modules.dep"
 $W "$B/tools/depmod" -b "$S_ROOT" 6.12.0-sample 2>"$T/err"
 check "sample-vmlinux-unknown-said-once" test "$(grep -c 'namespaces of vmlinux' "$T/err")" -eq 1
 check "sample-vmlinux-unknown-recorded" grep -qx '# vmlinux namespaces unknown' "$N"
+
+# The nsimport tree: module: imports refused on 6.16+ (nsi_bad), ordinary on 6.15 (nsi_old); a
+# module: namespace's symbols allowed by its patterns on 7.2 (nsi_user_new) but not on 6.15
+# (nsi_user_old).
+"$B/testsuite/gen-fixtures" --tree "$T/trees" >/dev/null
+R=$T/trees/nsimport; K=1.0.0-nsimport; D=$R/lib/modules/$K
+$W "$B/tools/depmod" -b "$R" -E "$R/Module.symvers" --ns-check $K 2>"$T/err"; rc=$?
+check "nsimport-ns-check-exit" test $rc -eq 1
+grep ERROR "$T/err" | sed "s|$R|ROOT|g" >"$T/err.errors"
+cat >"$T/want" <<'EOF'
+depmod: ERROR: ROOT/lib/modules/1.0.0-nsimport/kernel/drivers/nsi/nsi_bad.ko: module nsi_bad explicitly imports namespace "module:nsi_friend,nsi_user*", which is not allowed
+depmod: ERROR: ROOT/lib/modules/1.0.0-nsimport/kernel/drivers/nsi/nsi_user_old.ko: module nsi_user_old uses symbol nsi_friends_fn from namespace module:nsi_friend,nsi_user*, but does not import it.
+EOF
+check "nsimport-ns-check-lines" cmp -s "$T/want" "$T/err.errors" || diff "$T/want" "$T/err.errors"
+cat >"$T/want" <<'EOF'
+# Symbol namespaces of modules: imports, exports, requirements.
+# vmlinux namespaces known
+nsi_core export NSI_CORE
+nsi_core export module:nsi_friend,nsi_user*
+nsi_friend require module:nsi_friend,nsi_user* nsi_core nsi_friends_fn
+nsi_bad import NSI_CORE
+nsi_bad refused-import module:nsi_friend,nsi_user*
+nsi_bad refused-import module:nowhere
+nsi_bad require NSI_CORE nsi_core nsi_core_fn
+nsi_bad require module:nsi_friend,nsi_user* nsi_core nsi_friends_fn
+nsi_bad unused module:nowhere
+nsi_old import module:nsi_friend,nsi_user*
+nsi_old import module:nowhere
+nsi_old require module:nsi_friend,nsi_user* nsi_core nsi_friends_fn
+nsi_old unused module:nowhere
+nsi_user_old missing module:nsi_friend,nsi_user* nsi_core nsi_friends_fn
+nsi_user_new require module:nsi_friend,nsi_user* nsi_core nsi_friends_fn
+EOF
+check "nsimport-namespaces" cmp -s "$T/want" "$D/modules.namespaces" || diff "$T/want" "$D/modules.namespaces"
+"$B/testsuite/ns-dump" --record "$D" nsi_bad nsi_old nsi-user-old >"$T/rec" 2>&1
+cat >"$T/want" <<'EOF'
+record nsi_bad vmlinux=known unresolved=1
+import NSI_CORE allowed
+import module:nsi_friend,nsi_user* refused
+import module:nowhere refused
+require NSI_CORE nsi_core nsi_core_fn allowed
+require module:nsi_friend,nsi_user* nsi_core nsi_friends_fn allowed
+unused module:nowhere
+record nsi_old vmlinux=known unresolved=0
+import module:nsi_friend,nsi_user* allowed
+import module:nowhere allowed
+require module:nsi_friend,nsi_user* nsi_core nsi_friends_fn allowed
+unused module:nowhere
+record nsi-user-old vmlinux=known unresolved=0
+require module:nsi_friend,nsi_user* nsi_core nsi_friends_fn refused
+EOF
+check "nsimport-records" cmp -s "$T/want" "$T/rec" || diff "$T/want" "$T/rec"
+# The stored bytes: a verdict only on the refused imports, names percent-encoded.
+"$B/testsuite/index-from-text" lookup "$D/modules.dep.bin" nsi_bad nsi_old 2>/dev/null | grep '^kmodns-ns/' >"$T/rec"
+cat >"$T/want" <<'EOF'
+kmodns-ns/1 vmlinux=known unresolved=1 import=NSI_CORE import=module:nsi_friend%2Cnsi_user*,module-import import=module:nowhere,module-import require=NSI_CORE,nsi_core,nsi_core_fn,imported require=module:nsi_friend%2Cnsi_user*,nsi_core,nsi_friends_fn,imported unused=module:nowhere
+kmodns-ns/1 vmlinux=known unresolved=0 import=module:nsi_friend%2Cnsi_user* import=module:nowhere require=module:nsi_friend%2Cnsi_user*,nsi_core,nsi_friends_fn,imported unused=module:nowhere
+EOF
+check "nsimport-record-bytes" cmp -s "$T/want" "$T/rec" || diff "$T/want" "$T/rec"
+# Without -E the refusals stand; the unused lines go, the records keep them.
+$W "$B/tools/depmod" -b "$R" --ns-check $K 2>"$T/err"; rc=$?
+check "nsimport-ns-check-exit-without-E" test $rc -eq 1
+check "nsimport-refused-without-E" test "$(grep -c ' refused-import ' "$D/modules.namespaces")" -eq 2
+check "nsimport-no-unused-lines-without-E" test "$(grep -c ' unused ' "$D/modules.namespaces")" -eq 0
+"$B/testsuite/ns-dump" --record "$D" nsi_bad >"$T/rec" 2>&1
+check "nsimport-record-unused-without-E" grep -qx 'unused module:nowhere' "$T/rec"
+
+# modinfo --namespaces takes the record: with the exporting module's file emptied, nsi_bad's
+# requirements are still known (resolving its symbols through modules.symbols reads
+# nsi_core.ko); by name and by the file's path.
+$W "$B/tools/depmod" -b "$R" -E "$R/Module.symvers" $K 2>/dev/null
+: >"$D/kernel/drivers/nsi/nsi_core.ko"
+cat >"$T/want" <<'EOF'
+filename:       ROOT/lib/modules/1.0.0-nsimport/kernel/drivers/nsi/nsi_bad.ko
+name:           nsi_bad
+import_ns:      NSI_CORE
+import_ns:      module:nsi_friend,nsi_user*
+import_ns:      module:nowhere
+require_ns:     NSI_CORE nsi_core nsi_core_fn
+require_ns:     module:nsi_friend,nsi_user* nsi_core nsi_friends_fn
+unused_ns:      module:nowhere
+EOF
+$W "$B/tools/modinfo" --namespaces -b "$R" -k $K nsi_bad 2>&1 | sed "s|$R|ROOT|g" >"$T/mi"
+check "modinfo-takes-record-by-name" cmp -s "$T/want" "$T/mi" || diff "$T/want" "$T/mi"
+$W "$B/tools/modinfo" --namespaces -b "$R" -k $K "$D/kernel/drivers/nsi/nsi_bad.ko" 2>&1 | sed "s|$R|ROOT|g" >"$T/mi"
+check "modinfo-takes-record-by-path" cmp -s "$T/want" "$T/mi" || diff "$T/want" "$T/mi"
+# A copy outside the tree is not the tree's module: no record for it.
+cp "$D/kernel/drivers/nsi/nsi_bad.ko" "$T/nsi_bad.ko"
+$W "$B/tools/modinfo" --namespaces -b "$R" -k $K "$T/nsi_bad.ko" >"$T/mi" 2>&1
+check "modinfo-no-record-for-other-file" grep -qx 'require_ns:     unknown for symbols of vmlinux (no Module.symvers; use -E)' "$T/mi"

@@ -1132,35 +1132,38 @@ static int depmod_compute_namespaces(struct depmod *dm)
 	return 0;
 }
 
-/* --ns-check: what finit_module would refuse, one modpost-style line per module. */
+/* --ns-check: what finit_module would refuse, one modpost-style line per module, read from the
+ * records stored in modules.dep.bin so that the check and the index cannot disagree. */
 static int depmod_ns_check(struct depmod *dm)
 {
 	size_t i, k, refused = 0;
+	int r;
 
 	for (i = 0; i < dm->n_mods; i++) {
 		const struct mod *m = dm->mods[i];
-		unsigned kv;
+		struct kmodns_ns_record *rec;
 		bool bad = false;
-		if (m->ns == NULL)
+		if (m->ns_record == NULL)
 			continue;
-		kv = kmodns_module_get_kernel_version(m->ns);
-		for (k = 0; !bad && k < kmodns_module_get_import_count(m->ns); k++) {
-			const char *ns = kmodns_module_get_import(m->ns, k);
-			if (kmodns_import_check(ns, kv) == KMODNS_REFUSED_MODULE_IMPORT) {
-				tool_err("%s: module %s explicitly imports namespace \"%s\", which is not allowed",
-					 m->path, m->name, ns);
-				bad = true;
-			}
-		}
-		for (k = 0; !bad && m->requires && k < kmodns_requires_get_count(m->requires); k++) {
-			const struct kmodns_export *e = kmodns_requires_get_export(m->requires, k);
-			if (!kmodns_verdict_is_refused(kmodns_requires_get_verdict(m->requires, k)))
+		r = kmodns_ns_record_new_from_text(m->ns_record, &rec);
+		if (r < 0)
+			return r;
+		for (k = 0; !bad && k < kmodns_ns_record_get_import_count(rec); k++) {
+			if (!kmodns_verdict_is_refused(kmodns_ns_record_get_import_verdict(rec, k)))
 				continue;
-			tool_err("%s: module %s uses symbol %s from namespace %s, but does not import it.",
-				 m->path, m->name, kmodns_export_get_symbol(e),
-				 kmodns_requires_get_namespace(m->requires, k));
+			tool_err("%s: module %s explicitly imports namespace \"%s\", which is not allowed",
+				 m->path, m->name, kmodns_ns_record_get_import(rec, k));
 			bad = true;
 		}
+		for (k = 0; !bad && k < kmodns_ns_record_get_require_count(rec); k++) {
+			if (!kmodns_verdict_is_refused(kmodns_ns_record_get_require_verdict(rec, k)))
+				continue;
+			tool_err("%s: module %s uses symbol %s from namespace %s, but does not import it.",
+				 m->path, m->name, kmodns_ns_record_get_require_symbol(rec, k),
+				 kmodns_ns_record_get_require_namespace(rec, k));
+			bad = true;
+		}
+		kmodns_ns_record_unref(rec);
 		refused += bad;
 	}
 	return refused > 0 ? -EINVAL : 0;
@@ -1605,35 +1608,37 @@ static int output_builtin_alias(struct depmod *dm, struct kmodns_index_builder *
 static int output_namespaces(struct depmod *dm, FILE *out)
 {
 	size_t i, k;
+	int r;
 
 	fprintf(out, "# Symbol namespaces of modules: imports, exports, requirements.\n"
 		     "# vmlinux namespaces %s\n", dm->vmlinux ? "known" : "unknown");
 	for (i = 0; i < dm->n_mods; i++) {
 		const struct mod *m = dm->mods[i];
-		const struct kmodns_requires *req = m->requires;
-		if (m->ns == NULL)
+		struct kmodns_ns_record *rec;
+		if (m->ns_record == NULL)
 			continue;
-		for (k = 0; k < kmodns_module_get_import_count(m->ns); k++)
-			fprintf(out, "%s import %s\n", m->name, kmodns_module_get_import(m->ns, k));
-		{
-			struct strset exported = { 0 };
-			for (k = 0; k < kmodns_module_get_export_count(m->ns); k++) {
-				const char *ns = kmodns_export_get_namespace(kmodns_module_get_export(m->ns, k));
-				if (ns[0] && strset_add(&exported, ns) > 0)
-					fprintf(out, "%s export %s\n", m->name, ns);
-			}
-			strset_release(&exported);
-		}
-		for (k = 0; req && k < kmodns_requires_get_count(req); k++) {
-			const struct kmodns_export *e = kmodns_requires_get_export(req, k);
+		r = kmodns_ns_record_new_from_text(m->ns_record, &rec);
+		if (r < 0)
+			return r;
+		for (k = 0; k < kmodns_ns_record_get_import_count(rec); k++)
+			fprintf(out, "%s %s %s\n", m->name,
+				kmodns_verdict_is_refused(kmodns_ns_record_get_import_verdict(rec, k)) ?
+					"refused-import" : "import",
+				kmodns_ns_record_get_import(rec, k));
+		for (k = 0; k < kmodns_ns_record_get_export_count(rec); k++)
+			fprintf(out, "%s export %s\n", m->name, kmodns_ns_record_get_export(rec, k));
+		for (k = 0; k < kmodns_ns_record_get_require_count(rec); k++)
 			fprintf(out, "%s %s %s %s %s\n", m->name,
-				kmodns_verdict_is_refused(kmodns_requires_get_verdict(req, k)) ? "missing" : "require",
-				kmodns_requires_get_namespace(req, k), kmodns_export_get_owner_name(e),
-				kmodns_export_get_symbol(e));
-		}
+				kmodns_verdict_is_refused(kmodns_ns_record_get_require_verdict(rec, k)) ?
+					"missing" : "require",
+				kmodns_ns_record_get_require_namespace(rec, k),
+				kmodns_ns_record_get_require_exporter(rec, k),
+				kmodns_ns_record_get_require_symbol(rec, k));
 		/* with vmlinux unknown, an import vmlinux serves would look unused */
-		for (k = 0; req && dm->vmlinux && k < kmodns_requires_get_unused_import_count(req); k++)
-			fprintf(out, "%s unused %s\n", m->name, kmodns_requires_get_unused_import(req, k));
+		for (k = 0; kmodns_ns_record_vmlinux_known(rec) &&
+			    k < kmodns_ns_record_get_unused_count(rec); k++)
+			fprintf(out, "%s unused %s\n", m->name, kmodns_ns_record_get_unused(rec, k));
+		kmodns_ns_record_unref(rec);
 	}
 	return 0;
 }

@@ -251,7 +251,8 @@ static const struct kmodns_export *module_find_export(const struct kmodns_module
 	return NULL;
 }
 
-/* depmod's modules.symbols names the owner; the owner's file says the namespace. */
+/* depmod's modules.symbols names the owner; the owner's file says the namespace. Slow: trees
+ * indexed by kmodns' depmod answer from their namespace records instead. */
 static const struct kmodns_export *depmod_lookup(struct exporters *ex, const char *symbol)
 {
 	_cleanup_free_ char *alias = NULL;
@@ -322,48 +323,35 @@ static int exporters_open(struct exporters *ex, const char *symvers_path)
 	return 0;
 }
 
-static void print_requirement(const char *key, const struct kmodns_requires *req, size_t i)
+static void print_requirement(const char *key, const struct kmodns_ns_record *rec, size_t i)
 {
-	const struct kmodns_export *e = kmodns_requires_get_export(req, i);
-
-	printf("%-16s%s %s %s%c", key, kmodns_requires_get_namespace(req, i),
-	       kmodns_export_get_owner_name(e), kmodns_export_get_symbol(e), separator);
+	printf("%-16s%s %s %s%c", key, kmodns_ns_record_get_require_namespace(rec, i),
+	       kmodns_ns_record_get_require_exporter(rec, i),
+	       kmodns_ns_record_get_require_symbol(rec, i), separator);
 }
 
-/* Export counts per namespace, in first-seen order ("" = plain exports). */
-struct ns_counts {
-	struct strset names;
-	struct { size_t total, gpl; } *counts;
-	size_t capacity;
-};
-
-static int ns_counts_fill(struct ns_counts *c, const struct kmodns_module *mod)
+/* "export_ns: NS total (gpl GPL)" per namespace of the exports, "-" for those without. */
+static void print_export_namespaces(const struct kmodns_module *mod)
 {
-	size_t i;
+	size_t i, k;
 
-	for (i = 0; i < kmodns_module_get_export_count(mod); i++) {
-		const struct kmodns_export *e = kmodns_module_get_export(mod, i);
-		int r = strset_add(&c->names, kmodns_export_get_namespace(e));
-		long k;
+	for (i = 0; i < kmodns_module_get_export_namespace_count(mod); i++) {
+		const char *ns = kmodns_module_get_export_namespace(mod, i);
+		size_t total = 0, gpl = 0;
 
-		if (r < 0)
-			return r;
-		if (r > 0) {
-			r = array_reserve((void **)&c->counts, &c->capacity, sizeof(*c->counts),
-					  c->names.count);
-			if (r < 0)
-				return r;
-			c->counts[c->names.count - 1].total = c->counts[c->names.count - 1].gpl = 0;
+		for (k = 0; k < kmodns_module_get_export_count(mod); k++) {
+			const struct kmodns_export *e = kmodns_module_get_export(mod, k);
+			if (streq(kmodns_export_get_namespace(e), ns)) {
+				total++;
+				gpl += kmodns_export_is_gpl(e);
+			}
 		}
-		k = strset_find(&c->names, kmodns_export_get_namespace(e));
-		c->counts[k].total++;
-		c->counts[k].gpl += kmodns_export_is_gpl(e);
+		printf("%-16s%s %zu (%zu GPL)%c", "export_ns:", ns[0] ? ns : "-", total, gpl, separator);
 	}
-	return 0;
 }
 
-static void report_text(const struct kmodns_module *mod, const struct kmodns_requires *req,
-			const struct exporters *ex)
+/* rec: the module's requirements as a namespace record, NULL when the kernel's exports are unknown. */
+static void report_text(const struct kmodns_module *mod, const struct kmodns_ns_record *rec)
 {
 	size_t i;
 
@@ -371,33 +359,24 @@ static void report_text(const struct kmodns_module *mod, const struct kmodns_req
 	printf("%-16s%s%c", "name:", kmodns_module_get_name(mod), separator);
 	for (i = 0; i < kmodns_module_get_import_count(mod); i++)
 		printf("%-16s%s%c", "import_ns:", kmodns_module_get_import(mod, i), separator);
-	{
-		struct ns_counts c = { 0 };
-		if (ns_counts_fill(&c, mod) >= 0)
-			for (i = 0; i < c.names.count; i++)
-				printf("%-16s%s %zu (%zu GPL)%c", "export_ns:",
-				       c.names.items[i][0] ? c.names.items[i] : "-", c.counts[i].total,
-				       c.counts[i].gpl, separator);
-		strset_release(&c.names);
-		free(c.counts);
-	}
-	if (req == NULL) {
+	print_export_namespaces(mod);
+	if (rec == NULL) {
 		printf("%-16s%s%c", "require_ns:", "unknown (no Module.symvers; use -E)", separator);
 		return;
 	}
-	for (i = 0; i < kmodns_requires_get_count(req); i++)
-		print_requirement("require_ns:", req, i);
-	for (i = 0; i < kmodns_requires_get_count(req); i++)
-		if (kmodns_verdict_is_refused(kmodns_requires_get_verdict(req, i)))
-			print_requirement("missing_ns:", req, i);
-	for (i = 0; i < kmodns_requires_get_unused_import_count(req); i++)
-		printf("%-16s%s%c", "unused_ns:", kmodns_requires_get_unused_import(req, i), separator);
-	if (ex->symvers == NULL && kmodns_requires_get_unresolved_count(req) > 0)
+	for (i = 0; i < kmodns_ns_record_get_require_count(rec); i++)
+		print_requirement("require_ns:", rec, i);
+	for (i = 0; i < kmodns_ns_record_get_require_count(rec); i++)
+		if (kmodns_verdict_is_refused(kmodns_ns_record_get_require_verdict(rec, i)))
+			print_requirement("missing_ns:", rec, i);
+	for (i = 0; i < kmodns_ns_record_get_unused_count(rec); i++)
+		printf("%-16s%s%c", "unused_ns:", kmodns_ns_record_get_unused(rec, i), separator);
+	if (!kmodns_ns_record_vmlinux_known(rec) && kmodns_ns_record_get_unresolved_count(rec) > 0)
 		printf("%-16s%s%c", "require_ns:",
 		       "unknown for symbols of vmlinux (no Module.symvers; use -E)", separator);
 }
 
-static void report_json(const struct kmodns_module *mod, const struct kmodns_requires *req)
+static void report_json(const struct kmodns_module *mod, const struct kmodns_ns_record *rec)
 {
 	size_t i;
 
@@ -421,29 +400,28 @@ static void report_json(const struct kmodns_module *mod, const struct kmodns_req
 		printf(",\"gpl\":%s}", kmodns_export_is_gpl(e) ? "true" : "false");
 	}
 	putchar(']');
-	if (req != NULL) {
+	if (rec != NULL) {
 		printf(",\"requires\":[");
-		for (i = 0; i < kmodns_requires_get_count(req); i++) {
-			const struct kmodns_export *e = kmodns_requires_get_export(req, i);
-			enum kmodns_verdict v = kmodns_requires_get_verdict(req, i);
+		for (i = 0; i < kmodns_ns_record_get_require_count(rec); i++) {
+			enum kmodns_verdict v = kmodns_ns_record_get_require_verdict(rec, i);
 
 			printf("%s{\"namespace\":", i ? "," : "");
-			json_write_string(stdout, kmodns_requires_get_namespace(req, i));
+			json_write_string(stdout, kmodns_ns_record_get_require_namespace(rec, i));
 			printf(",\"exporter\":");
-			json_write_string(stdout, kmodns_export_get_owner_name(e));
+			json_write_string(stdout, kmodns_ns_record_get_require_exporter(rec, i));
 			printf(",\"symbol\":");
-			json_write_string(stdout, kmodns_export_get_symbol(e));
+			json_write_string(stdout, kmodns_ns_record_get_require_symbol(rec, i));
 			printf(",\"imported\":%s,\"allowed\":%s}",
 			       v == KMODNS_ALLOWED_IMPORTED ? "true" : "false",
 			       kmodns_verdict_is_refused(v) ? "false" : "true");
 		}
 		printf("],\"unused_imports\":[");
-		for (i = 0; i < kmodns_requires_get_unused_import_count(req); i++) {
+		for (i = 0; i < kmodns_ns_record_get_unused_count(rec); i++) {
 			if (i)
 				putchar(',');
-			json_write_string(stdout, kmodns_requires_get_unused_import(req, i));
+			json_write_string(stdout, kmodns_ns_record_get_unused(rec, i));
 		}
-		printf("],\"unresolved_symbols\":%zu", kmodns_requires_get_unresolved_count(req));
+		printf("],\"unresolved_symbols\":%zu", kmodns_ns_record_get_unresolved_count(rec));
 	}
 	printf("}\n");
 }
@@ -453,26 +431,55 @@ struct ns_options {
 	struct exporters exporters;
 };
 
-static int modinfo_namespaces_of_file(struct ns_options *o, const char *path)
+/*
+ * The module's requirements, as the namespace record depmod would store: resolved with -E's or
+ * build/'s Module.symvers when there is one, else taken from the record depmod stored for the
+ * tree's module record_name (no other module file read), else resolved with the tree's
+ * modules.symbols. NULL when none of these can say.
+ */
+static int namespace_record(struct ns_options *o, const struct kmodns_module *mod,
+			    const char *record_name, struct kmodns_ns_record **rec)
+{
+	struct exporters *ex = &o->exporters;
+	struct kmodns_requires *req = NULL;
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	*rec = NULL;
+	/* a corrupt record is reported by the lookup; the modules themselves still answer */
+	if (ex->symvers == NULL && record_name != NULL &&
+	    kmodns_ns_record_lookup(ns_ctx, kmod_get_dirname(ex->kmod_ctx), record_name, rec) >= 0)
+		return 0;
+	if (!exporters_known(ex))
+		return 0;
+	r = kmodns_module_get_requires(mod, exporters_lookup, ex, &req);
+	if (r >= 0)
+		r = kmodns_ns_record_format(mod, req, ex->symvers != NULL, &text);
+	if (r >= 0)
+		r = kmodns_ns_record_new_from_text(text, rec);
+	kmodns_requires_unref(req);
+	return r;
+}
+
+/* record_name: the tree's name for the module at path, NULL when path is not the tree's file. */
+static int modinfo_namespaces_of_file(struct ns_options *o, const char *path, const char *record_name)
 {
 	struct kmodns_module *mod = NULL;
-	struct kmodns_requires *req = NULL;
+	struct kmodns_ns_record *rec = NULL;
 	int r = kmodns_module_new_from_path(ns_ctx, path, 0, &mod);
 
 	if (r < 0)
 		return r;
-	if (exporters_known(&o->exporters)) {
-		r = kmodns_module_get_requires(mod, exporters_lookup, &o->exporters, &req);
-		if (r < 0) {
-			kmodns_module_unref(mod);
-			return r;
-		}
+	r = namespace_record(o, mod, record_name, &rec);
+	if (r < 0) {
+		kmodns_module_unref(mod);
+		return r;
 	}
 	if (o->json)
-		report_json(mod, req);
+		report_json(mod, rec);
 	else
-		report_text(mod, req, &o->exporters);
-	kmodns_requires_unref(req);
+		report_text(mod, rec);
+	kmodns_ns_record_unref(rec);
 	kmodns_module_unref(mod);
 	return 0;
 }
@@ -517,7 +524,8 @@ static int modinfo_one(struct ns_options *o, struct kmod_module *km)
 	if (o == NULL)
 		return modinfo_records(km);
 	path = kmod_module_get_path(km);
-	return path ? modinfo_namespaces_of_file(o, path) : modinfo_namespaces_of_builtin(o, km);
+	return path ? modinfo_namespaces_of_file(o, path, kmod_module_get_name(km)) :
+		      modinfo_namespaces_of_builtin(o, km);
 }
 
 /* ---- finding the modules ------------------------------------------------------ */
@@ -538,14 +546,41 @@ static bool is_module_filename(const char *name)
 	return false;
 }
 
+/* Is path the file of the tree's module `name` (so that depmod's record describes it)? */
+static bool is_tree_module_file(struct kmod_ctx *ctx, const char *path, char *name, size_t size)
+{
+	const char *base = strrchr(path, '/');
+	struct kmod_module *km = NULL;
+	struct stat st_file, st_tree;
+	const char *tree_path;
+	bool same = false;
+	size_t len;
+
+	base = base ? base + 1 : path;
+	len = strcspn(base, ".");
+	if (len >= size || stat(path, &st_file) != 0)
+		return false;
+	memcpy(name, base, len);
+	name[len] = '\0';
+	if (kmod_module_new_from_name(ctx, name, &km) < 0)
+		return false;
+	tree_path = kmod_module_get_path(km);
+	same = tree_path && stat(tree_path, &st_tree) == 0 && st_tree.st_dev == st_file.st_dev &&
+	       st_tree.st_ino == st_file.st_ino;
+	kmod_module_unref(km);
+	return same;
+}
+
 static int modinfo_path(struct kmod_ctx *ctx, struct ns_options *o, const char *path)
 {
 	struct kmod_module *km;
+	char name[PATH_MAX];
 	int r;
 
 	/* --namespaces reads the file itself, so its own error names what is wrong. */
 	if (o != NULL)
-		return modinfo_namespaces_of_file(o, path);
+		return modinfo_namespaces_of_file(o, path, is_tree_module_file(ctx, path, name, sizeof(name)) ?
+								   name : NULL);
 	r = kmod_module_new_from_path(ctx, path, &km);
 	if (r < 0) {
 		tool_err("Module file %s not found.", path);
