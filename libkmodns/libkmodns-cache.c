@@ -484,7 +484,10 @@ int kmodns_module_cache_get(const struct kmodns_module_cache *cache, const char 
 		kmodns_module_unref(mod);
 		return -EBADMSG;
 	}
-	kmodns_module_finish(mod);
+	if (kmodns_module_finish(mod) < 0) {
+		kmodns_module_unref(mod);
+		return -ENOMEM;
+	}
 	*out = mod;
 	return 0;
 }

@@ -109,8 +109,10 @@ struct kmodns_module *kmodns_module_alloc(struct kmodns_ctx *ctx, const char *pa
 	return mod;
 }
 
-void kmodns_module_finish(struct kmodns_module *mod)
+int kmodns_module_finish(struct kmodns_module *mod)
 {
+	int r = 0;
+
 	if (mod->name == NULL) {
 		mod->name = kmodns_name_from_path(&mod->strings, mod->path);
 	} else {
@@ -124,9 +126,10 @@ void kmodns_module_finish(struct kmodns_module *mod)
 		r = strset_add(&mod->export_namespaces, mod->exports[i].ns);
 	}
 	if (r < 0)
-		goto fail;
+		return r;
 	if (mod->vermagic)
 		mod->kernel_version = kmodns_kernel_version_parse(mod->vermagic);
+	return 0;
 }
 
 static int module_new(struct kmodns_ctx *ctx, const char *path, const void *data, size_t size,
@@ -147,7 +150,9 @@ static int module_new(struct kmodns_ctx *ctx, const char *path, const void *data
 	free(image.data);
 	if (r < 0)
 		goto fail;
-	kmodns_module_finish(mod);
+	r = kmodns_module_finish(mod);
+	if (r < 0)
+		goto fail;
 	*out = mod;
 	return 0;
 fail:

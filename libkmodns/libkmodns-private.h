@@ -84,7 +84,7 @@ int kmodns_elf_check_header(struct kmodns_ctx *ctx, const char *label, const cha
 /* A new, empty module object for path; NULL without memory. */
 struct kmodns_module *kmodns_module_alloc(struct kmodns_ctx *ctx, const char *path);
 /* What follows from the facts read: the name's spelling, exports' owner, kernel version. */
-void kmodns_module_finish(struct kmodns_module *mod);
+int kmodns_module_finish(struct kmodns_module *mod);
 
 /* Fills mod's ELF facts, exports, imports and undefined symbols from image. */
 int kmodns_elf_read(struct kmodns_module *mod, struct kmodns_image *image, unsigned flags);
