@@ -1,6 +1,7 @@
 #!/bin/bash
-# vmlinux's exports read from the kernel image (kmodns_symvers_new_from_vmlinuz), on the real
-# Debian kernels: every export of boot/vmlinuz-* (symbol, namespace, export type, CRC) equals the
+# vmlinux's exports read from the kernel image (kmodns_symvers_new_from_vmlinuz): gen-fixtures'
+# kernels (every class, byte order, entry layout and payload compression) read as written; on
+# the real Debian kernels: every export of boot/vmlinuz-* (symbol, namespace, export type, CRC) equals the
 # vmlinux rows of that era's Module.symvers; the same for the decompressed vmlinux ELF and for
 # bzImages rebuilt here with gzip and lz4 (legacy) payloads. Bad images fail with one line
 # naming the file. depmod without -E reads the image: the same modules.namespaces and records
@@ -57,6 +58,34 @@ bad() {
 		fail "$name: exit $rc, stderr: $(head -3 "$T/bad.err")"
 	fi
 }
+
+# Fixtures made by gen-fixtures: vmlinux ELF files of both classes and byte orders, entries as
+# 32-bit offsets or pointers, 5.4's null namespace, 7.1's __kflagstab, and bzImages with each
+# payload compression; the reader must print exactly FILE.expected.
+"$B/testsuite/gen-fixtures" "$T/fx" >/dev/null || fail "gen-fixtures failed"
+n=0
+for f in "$T"/fx/kernel/*; do
+	case $f in *.expected) continue ;; esac
+	n=$((n + 1)) name=$(basename "$f")
+	if $W "$B/testsuite/ns-dump" --vmlinuz "$f" >"$T/got" 2>"$T/err" && cmp -s "$T/got" "$f.expected"; then
+		pass "fixture-$name ($(wc -l <"$T/got") exports)"
+	else
+		diff "$f.expected" "$T/got" | head -6; head -3 "$T/err"
+		fail "fixture-$name"
+	fi
+done
+[ $n -ge 9 ] && pass "fixture-kernel-count ($n images)" || fail "fixture-kernel-count: only $n images"
+fx=$T/fx/kernel
+size=$(stat -c %s "$fx/vmlinuz-lz4")
+head -c $((size - 200)) "$fx/vmlinuz-lz4" >"$T/fx-truncated"
+bad "bad-fixture-truncated-bzimage" "$T/fx-truncated"
+head -c 700 "$fx/x86_64.elf" >"$T/fx-truncated.elf"
+bad "bad-fixture-truncated-elf" "$T/fx-truncated.elf"
+for c in gzip xz zstd-7.1 lz4; do
+	cp "$fx/vmlinuz-$c" "$T/fx-corrupt-$c"
+	head -c 200 /dev/zero | tr '\0' '\377' | dd of="$T/fx-corrupt-$c" bs=1 seek=$((1024 + 0x40 + 40)) conv=notrunc status=none
+	bad "bad-fixture-corrupt-payload-$c" "$T/fx-corrupt-$c"
+done
 
 for era in $eras; do
 	dir=$corpus/$era
@@ -115,7 +144,6 @@ bad "bad-not-a-kernel-image" "$T/text"
 bad "bad-empty-file" "$T/empty"
 bad "bad-missing-file" "$T/does-not-exist"
 bad "bad-elf-without-exports" "$B/testsuite/ns-dump"
-"$B/testsuite/gen-fixtures" "$T/fx" >/dev/null
 ko=$(find "$T/fx/" -name '*.ko' | head -1)
 bad "bad-module-not-kernel" "$ko"
 
