@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Module bytes: read the file, recognise the compression by its magic, decompress. */
+/* Module and kernel bytes: read the file, recognise the compression by its magic, decompress. */
 #include <errno.h>
+#include <lz4.h>
 #include <lzma.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -219,6 +220,84 @@ static int decompress_gzip(struct kmodns_ctx *ctx, const char *label, const unsi
 		ERR(ctx, "%s: gzip: decompressed size exceeds %zu bytes", label, MAX_MODULE_SIZE);
 	inflateEnd(&zs);
 	return r;
+}
+
+/* The kernel's lz4 payload: the legacy format, a magic then blocks of LE32 size + LZ4 block. */
+#define LZ4_LEGACY_MAGIC 0x184c2102u
+#define LZ4_LEGACY_BLOCK ((size_t)8 << 20) /* a block's decompressed size at most */
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static int decompress_lz4_legacy(struct kmodns_ctx *ctx, const char *label, const unsigned char *in,
+				 size_t in_size, struct outbuf *out)
+{
+	size_t pos = 4; /* past the magic */
+	int r;
+
+	while (pos < in_size) {
+		uint32_t block;
+		int n;
+
+		if (in_size - pos < 4) {
+			ERR(ctx, "%s: lz4: unexpected end of compressed data", label);
+			return -EBADMSG;
+		}
+		block = le32(in + pos);
+		pos += 4;
+		if (block == LZ4_LEGACY_MAGIC)
+			continue; /* lz4 -l output concatenated: a new stream starts */
+		if (block == 0 || block > in_size - pos ||
+		    block > (uint32_t)LZ4_compressBound((int)LZ4_LEGACY_BLOCK)) {
+			ERR(ctx, "%s: lz4: %s", label,
+			    block > in_size - pos ? "unexpected end of compressed data" : "corrupt block size");
+			return -EBADMSG;
+		}
+		while (out->capacity - out->size < LZ4_LEGACY_BLOCK)
+			if ((r = outbuf_grow(out, LZ4_LEGACY_BLOCK)) < 0) {
+				if (r == -EFBIG)
+					ERR(ctx, "%s: lz4: decompressed size exceeds %zu bytes", label, out->limit);
+				return r;
+			}
+		n = LZ4_decompress_safe((const char *)in + pos, out->data + out->size, (int)block,
+					(int)LZ4_LEGACY_BLOCK);
+		if (n < 0) {
+			ERR(ctx, "%s: lz4: corrupt compressed data", label);
+			return -EBADMSG;
+		}
+		out->size += (size_t)n;
+		pos += block;
+	}
+	return 0;
+}
+
+int kmodns_payload_decompress(struct kmodns_ctx *ctx, const char *label, const void *in,
+			      size_t in_size, struct kmodns_image *image)
+{
+	struct outbuf out = { .limit = MAX_MODULE_SIZE };
+	int r;
+
+	if (in_size >= 4 && le32(in) == LZ4_LEGACY_MAGIC) {
+		r = decompress_lz4_legacy(ctx, label, in, in_size, &out);
+		if (r < 0) {
+			free(out.data);
+			return r;
+		}
+		image->data = out.data;
+		image->size = out.size;
+		image->compression = KMODNS_COMPRESSION_NONE; /* not one a module can have */
+		return 0;
+	}
+	if (detect_compression(in, in_size) == KMODNS_COMPRESSION_NONE) {
+		const unsigned char *m = in;
+		ERR(ctx, "%s: kernel payload in an unsupported format (magic %02x %02x %02x %02x)",
+		    label, in_size > 0 ? m[0] : 0, in_size > 1 ? m[1] : 0, in_size > 2 ? m[2] : 0,
+		    in_size > 3 ? m[3] : 0);
+		return -ENOEXEC;
+	}
+	return kmodns_image_load(ctx, NULL, in, in_size, label, 0, image);
 }
 
 int kmodns_image_load(struct kmodns_ctx *ctx, const char *path, const void *in, size_t in_size,

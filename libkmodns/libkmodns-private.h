@@ -97,3 +97,13 @@ int kmodns_module_add_modinfo(struct kmodns_module *mod, const char *record);
 const char *kmodns_name_from_path(struct arena *arena, const char *path);
 int kmodns_module_add_version(struct kmodns_module *mod, const char *name, uint32_t crc);
 int kmodns_module_add_undefined(struct kmodns_module *mod, const char *name, bool weak);
+
+/* An empty table for a builder other than the Module.symvers parser. */
+struct kmodns_symvers *kmodns_symvers_new_empty(struct kmodns_ctx *ctx);
+/* Appends a row; 1 if added, 0 if symbol was already there (the first row stands), -ENOMEM. */
+int kmodns_symvers_add(struct kmodns_symvers *sv, const char *symbol, const char *owner,
+		       const char *ns, enum kmodns_export_type type, bool has_crc, uint32_t crc);
+
+/* A kernel's compressed payload (xz, zstd, gzip, lz4 legacy) decompressed, by its magic. */
+int kmodns_payload_decompress(struct kmodns_ctx *ctx, const char *label, const void *in,
+			      size_t in_size, struct kmodns_image *image);

@@ -44,7 +44,6 @@ static int parse_row(struct kmodns_symvers *sv, char *line)
 	char *f[6], *end;
 	size_t n = split_tabs(line, f, ARRAY_SIZE(f));
 	const char *module, *type_s, *ns;
-	struct kmodns_export *row;
 	enum kmodns_export_type type;
 	unsigned long crc;
 	int r;
@@ -64,23 +63,39 @@ static int parse_row(struct kmodns_symvers *sv, char *line)
 	if (errno != 0 || *end != '\0' || f[0][0] == '\0' || crc > UINT32_MAX || f[1][0] == '\0' ||
 	    !parse_export_type(type_s, &type))
 		return -EINVAL;
-	r = strset_add(&sv->symbols, f[1]);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return 0; /* a symbol listed twice: the first row stands */
+	r = kmodns_symvers_add(sv, f[1], module, ns, type, true, (uint32_t)crc);
+	return r < 0 ? r : 0;
+}
+
+struct kmodns_symvers *kmodns_symvers_new_empty(struct kmodns_ctx *ctx)
+{
+	struct kmodns_symvers *sv = calloc(1, sizeof(*sv));
+
+	if (sv != NULL)
+		sv->ctx = kmodns_ref(ctx);
+	return sv;
+}
+
+int kmodns_symvers_add(struct kmodns_symvers *sv, const char *symbol, const char *owner,
+		       const char *ns, enum kmodns_export_type type, bool has_crc, uint32_t crc)
+{
+	struct kmodns_export *row;
+	int r = strset_add(&sv->symbols, symbol);
+
+	if (r <= 0)
+		return r; /* 0: a symbol listed twice, the first row stands */
 	r = array_reserve((void **)&sv->rows, &sv->capacity, sizeof(*row), sv->n_rows + 1);
 	if (r < 0)
 		return r;
 	row = &sv->rows[sv->n_rows++];
-	*row = (struct kmodns_export){ .type = type, .has_crc = true, .crc = (uint32_t)crc };
+	*row = (struct kmodns_export){ .type = type, .has_crc = has_crc, .crc = crc };
 	row->symbol = sv->symbols.items[sv->symbols.count - 1];
-	row->owner = arena_strdup(&sv->strings, module);
-	row->owner_name = kmodns_name_from_path(&sv->strings, module);
+	row->owner = arena_strdup(&sv->strings, owner);
+	row->owner_name = kmodns_name_from_path(&sv->strings, owner);
 	row->ns = ns[0] ? arena_strdup(&sv->strings, ns) : "";
 	if (row->owner == NULL || row->owner_name == NULL || row->ns == NULL)
 		return -ENOMEM;
-	return 0;
+	return 1;
 }
 
 KMODNS_EXPORT int kmodns_symvers_new_from_file(struct kmodns_ctx *ctx, const char *path,
@@ -102,10 +117,9 @@ KMODNS_EXPORT int kmodns_symvers_new_from_file(struct kmodns_ctx *ctx, const cha
 		ERR(ctx, "%s: not a Module.symvers (binary data)", path);
 		return -EINVAL;
 	}
-	sv = calloc(1, sizeof(*sv));
+	sv = kmodns_symvers_new_empty(ctx);
 	if (sv == NULL)
 		return -ENOMEM;
-	sv->ctx = kmodns_ref(ctx);
 	for (p = data, end = data + size; p < end; p++) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
 		if (nl == NULL)

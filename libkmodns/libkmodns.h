@@ -152,6 +152,11 @@ struct kmodns_symvers;
 /* Both column orders: "crc sym module type [ns]" and early 5.4's "crc sym ns module type". */
 int kmodns_symvers_new_from_file(struct kmodns_ctx *ctx, const char *path,
 				 struct kmodns_symvers **symvers);
+/* vmlinux's exports read from a kernel image: an x86 bzImage (payload xz, zstd, gzip or lz4)
+ * or a vmlinux ELF. Rows as Module.symvers's vmlinux rows, owner "vmlinux"; a CRC only when
+ * the kernel has __kcrctab (CONFIG_MODVERSIONS). */
+int kmodns_symvers_new_from_vmlinuz(struct kmodns_ctx *ctx, const char *path,
+				    struct kmodns_symvers **symvers);
 struct kmodns_symvers *kmodns_symvers_unref(struct kmodns_symvers *symvers);
 size_t kmodns_symvers_get_count(const struct kmodns_symvers *symvers);
 const struct kmodns_export *kmodns_symvers_get_export(const struct kmodns_symvers *symvers,

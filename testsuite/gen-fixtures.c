@@ -8,6 +8,10 @@
  * is written from the table entry itself, never by reading the file back.
  * See ../shared/docs/namespaces-on-disk.md for the eras.
  *
+ * Also OUTDIR/kernel/: vmlinux ELF files (ET_EXEC, export tables at run-time addresses) of
+ * several classes, byte orders and entry layouts, some inside x86 bzImages with each payload
+ * compression, each with FILE.expected (the lines of `ns-dump --vmlinuz`).
+ *
  * gen-fixtures --tree OUTDIR - writes whole module trees OUTDIR/<case>/lib/modules/1.0.0-<case>/
  * (tree_cases[]) for comparing depmod with kmod's on dependency chains, modules.order, duplicate
  * exports, built-in modules, devnames, cycles, weak and unknown symbols, depmod.d and CRCs.
@@ -18,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <lz4.h>
 #include <lzma.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -2029,6 +2034,286 @@ static void write_fixture(const char *outdir, const struct fixture *fx)
 	free(path);
 }
 
+/* ---- kernel images: a vmlinux ELF with export tables, and an x86 bzImage around it -------- */
+
+enum payload { PAYLOAD_ELF, PAYLOAD_XZ, PAYLOAD_ZSTD, PAYLOAD_GZIP, PAYLOAD_LZ4 };
+
+struct kernel_fixture {
+	const char *file;        /* under OUTDIR/kernel/; FILE.expected beside it */
+	const struct arch *arch; /* class, byte order; prel32: entries of 32-bit offsets */
+	bool kflagstab;          /* 7.1+: one __ksymtab, GPL-ness in __kflagstab */
+	bool crcs;               /* __kcrctab* (CONFIG_MODVERSIONS) */
+	bool ns_null;            /* 5.4: no namespace = a null field, not a pointer to "" */
+	enum payload payload;    /* the plain ELF, or a bzImage with this compression */
+};
+
+static const struct export kernel_exports[] = {
+	{ "printk", K_SYMBOL, NULL, 0x11111111u },
+	{ "kfree", K_SYMBOL, NULL, 0x22222222u },
+	{ "dma_buf_get", K_GPL, "DMA_BUF", 0x33333333u },
+	{ "cxl_probe", K_GPL, "CXL", 0x44444444u },
+	{ "crypto_internal", K_SYMBOL, "CRYPTO_INTERNAL", 0x55555555u },
+	{ "usb_only", K_GPL, "module:usb-storage,uas", 0x66666666u },
+	{ "gpl_future_sym", K_GPL_FUTURE, NULL, 0x77777777u },
+	{ "unused_sym", K_UNUSED, NULL, 0x88888888u },
+	{ "unused_gpl_sym", K_UNUSED_GPL, "OLD_NS", 0x99999999u },
+	{ NULL, K_SYMBOL, NULL, 0 },
+};
+
+static const struct kernel_fixture kernel_fixtures[] = {
+	{ "x86_64.elf", &arch_x86_64, false, true, false, PAYLOAD_ELF },
+	{ "vmlinuz-gzip", &arch_x86_64, false, true, false, PAYLOAD_GZIP },
+	{ "vmlinuz-xz", &arch_x86_64, false, true, true, PAYLOAD_XZ },
+	{ "vmlinuz-zstd-7.1", &arch_x86_64, true, false, false, PAYLOAD_ZSTD },
+	{ "vmlinuz-lz4", &arch_x86_64, false, true, false, PAYLOAD_LZ4 },
+	{ "i386.elf", &arch_i386, false, true, false, PAYLOAD_ELF },
+	{ "x86_64-pointers.elf", &arch_x86_64_abs, false, false, true, PAYLOAD_ELF },
+	{ "ppc64.elf", &arch_ppc64, false, true, true, PAYLOAD_ELF },
+	{ "armeb-7.1.elf", &arch_armeb, true, true, false, PAYLOAD_ELF },
+};
+
+/* Where the kernel's export of kind k goes: 7.1 has one table for all. */
+static enum kind kernel_kind(const struct kernel_fixture *kf, enum kind k)
+{
+	return kf->kflagstab ? K_SYMBOL : k;
+}
+
+/* Stores field f of an entry at address at, pointing at target (0 = null). */
+static void put_entry_field(const struct kernel_fixture *kf, unsigned char *p, uint64_t at,
+			    uint64_t target)
+{
+	bool be = kf->arch->data == ELFDATA2MSB;
+
+	if (kf->arch->prel32)
+		put_uint(p, target ? target - at : 0, 4, be);
+	else
+		put_uint(p, target, ptr_size(kf->arch), be);
+}
+
+struct kernel_section {
+	const char *name;
+	struct buf *b;
+	uint64_t addr, flags;
+};
+
+/* An ET_EXEC vmlinux: .text, __ksymtab*, __kcrctab*, __kflagstab, __ksymtab_strings at
+ * run-time addresses; no symbol table, like a stripped kernel. */
+static void write_vmlinux(const struct kernel_fixture *kf, struct buf *image)
+{
+	const struct arch *a = kf->arch;
+	bool be = a->data == ELFDATA2MSB;
+	unsigned w = field_width(a), entry = 3 * w;
+	uint64_t base = a->elfclass == ELFCLASS64 ? 0xffffffff81000000ull : 0xc1000000ull;
+	struct buf tab[K_COUNT] = { 0 }, crc[K_COUNT] = { 0 }, flags = { 0 }, strings = { 0 };
+	struct buf text = { 0 }, shstrtab = { 0 };
+	uint64_t tab_addr[K_COUNT], crc_addr[K_COUNT], flags_addr, strings_addr, addr, empty;
+	struct kernel_section secs[2 * K_COUNT + 3];
+	size_t used[K_COUNT] = { 0 }, name_off[2 * K_COUNT + 3], n_secs = 0, shstrtab_name;
+	int fd = memfd_create("gen-fixtures", MFD_CLOEXEC);
+	GElf_Ehdr eh;
+	Elf *elf;
+	size_t n;
+
+	if (fd < 0)
+		die("memfd_create: %s", strerror(errno));
+	/* Sizes first: the addresses of the tables depend on them. */
+	for (n = 0; kernel_exports[n].sym; n++) {
+		enum kind k = kernel_kind(kf, kernel_exports[n].kind);
+		buf_add(&tab[k], NULL, entry);
+		if (kf->crcs)
+			buf_add(&crc[k], NULL, 4);
+		if (kf->kflagstab)
+			buf_add(&flags, NULL, 1);
+	}
+	buf_add(&text, NULL, 16 * n);
+	addr = base + text.len;
+	for (int k = 0; k < K_COUNT; k++)
+		tab_addr[k] = addr, addr += tab[k].len;
+	for (int k = 0; k < K_COUNT; k++)
+		crc_addr[k] = addr, addr += crc[k].len;
+	flags_addr = addr, addr += flags.len;
+	strings_addr = addr;
+	empty = buf_str(&strings, "");
+
+	/* Then the entries, in table order. */
+	for (size_t i = 0; i < n; i++) {
+		const struct export *e = &kernel_exports[i];
+		enum kind k = kernel_kind(kf, e->kind);
+		size_t at = used[k]++ * entry;
+		uint64_t name = strings_addr + buf_str(&strings, e->sym);
+		uint64_t ns = e->ns ? strings_addr + buf_str(&strings, e->ns) :
+			      kf->ns_null ? 0 : strings_addr + empty;
+
+		put_entry_field(kf, tab[k].p + at, tab_addr[k] + at, base + 16 * i);
+		put_entry_field(kf, tab[k].p + at + w, tab_addr[k] + at + w, name);
+		put_entry_field(kf, tab[k].p + at + 2 * w, tab_addr[k] + at + 2 * w, ns);
+		if (kf->crcs)
+			put_uint(crc[k].p + at / entry * 4, e->crc, 4, be);
+		if (kf->kflagstab)
+			flags.p[at / entry] = e->kind == K_GPL ? 1 : 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		memcpy(text.p + 16 * i, a->ret, a->ret_len);
+
+	elf = elf_begin(fd, ELF_C_WRITE, NULL);
+	if (!elf || !gelf_newehdr(elf, a->elfclass) || !gelf_getehdr(elf, &eh))
+		die("libelf: %s", elf_errmsg(-1));
+	eh.e_ident[EI_DATA] = a->data;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_EXEC;
+	eh.e_machine = a->machine;
+	eh.e_version = EV_CURRENT;
+	eh.e_flags = a->e_flags;
+	eh.e_entry = base;
+	buf_add(&shstrtab, NULL, 1);
+	secs[n_secs++] = (struct kernel_section){ ".text", &text, base, SHF_ALLOC | SHF_EXECINSTR };
+	for (int k = 0; k < K_COUNT; k++)
+		if (tab[k].len)
+			secs[n_secs++] = (struct kernel_section){ kind_section[k], &tab[k], tab_addr[k], SHF_ALLOC };
+	for (int k = 0; k < K_COUNT; k++)
+		if (crc[k].len)
+			secs[n_secs++] = (struct kernel_section){ kind_crc_section[k], &crc[k], crc_addr[k], SHF_ALLOC };
+	if (flags.len)
+		secs[n_secs++] = (struct kernel_section){ "__kflagstab", &flags, flags_addr, SHF_ALLOC };
+	secs[n_secs++] = (struct kernel_section){ "__ksymtab_strings", &strings, strings_addr,
+					    SHF_ALLOC | SHF_MERGE | SHF_STRINGS };
+	for (size_t i = 0; i < n_secs; i++)
+		name_off[i] = buf_str(&shstrtab, secs[i].name);
+	shstrtab_name = buf_str(&shstrtab, ".shstrtab");
+	for (size_t i = 0; i < n_secs; i++) {
+		Elf_Scn *scn;
+		GElf_Shdr sh;
+
+		new_section(elf, name_off[i], SHT_PROGBITS, secs[i].flags, 1,
+			    !strcmp(secs[i].name, "__ksymtab_strings") ? 1 : 0, 0, 0, secs[i].b->p,
+			    secs[i].b->len, ELF_T_BYTE);
+		scn = elf_getscn(elf, i + 1);
+		if (!scn || !gelf_getshdr(scn, &sh))
+			die("libelf: %s", elf_errmsg(-1));
+		sh.sh_addr = secs[i].addr;
+		if (!gelf_update_shdr(scn, &sh))
+			die("libelf: %s", elf_errmsg(-1));
+	}
+	new_section(elf, shstrtab_name, SHT_STRTAB, 0, 1, 0, 0, 0, shstrtab.p, shstrtab.len, ELF_T_BYTE);
+	eh.e_shstrndx = n_secs + 1;
+	if (!gelf_update_ehdr(elf, &eh) || elf_update(elf, ELF_C_WRITE) < 0)
+		die("libelf: %s", elf_errmsg(-1));
+	elf_end(elf);
+	read_back(fd, image);
+	close(fd);
+	for (int k = 0; k < K_COUNT; k++)
+		buf_free(&tab[k]), buf_free(&crc[k]);
+	buf_free(&flags), buf_free(&strings), buf_free(&text), buf_free(&shstrtab);
+}
+
+/* The kernel's lz4 format: the legacy frame (magic, then LE32 size + block per 8 MiB). */
+static void compress_lz4_legacy(const struct buf *in, struct buf *out)
+{
+	const size_t block = (size_t)8 << 20;
+	unsigned char le[4];
+
+	put_uint(le, 0x184c2102u, 4, false);
+	buf_add(out, le, 4);
+	for (size_t at = 0; at < in->len; at += block) {
+		int len = (int)(in->len - at < block ? in->len - at : block);
+		int cap = LZ4_compressBound(len), n;
+		size_t size_at = buf_add(out, NULL, 4);
+
+		buf_reserve(out, (size_t)cap);
+		n = LZ4_compress_default((const char *)in->p + at, (char *)out->p + out->len, len, cap);
+		if (n <= 0)
+			die("lz4 compression failed");
+		put_uint(out->p + size_at, (uint64_t)n, 4, false);
+		out->len += (size_t)n;
+	}
+}
+
+/* A bzImage as the boot protocol (2.15) lays it out: setup sectors holding the setup
+ * header, then the protected-mode code with the payload inside, its size appended. */
+static void write_bzimage(const struct buf *vmlinux, enum payload payload, struct buf *image)
+{
+	const size_t setup_sects = 1, start = (setup_sects + 1) * 512, payload_offset = 0x40;
+	struct buf packed = { 0 };
+	unsigned char *h;
+	size_t at;
+
+	switch (payload) {
+	case PAYLOAD_XZ: compress_xz(vmlinux, &packed); break;
+	case PAYLOAD_ZSTD: compress_zstd(vmlinux, &packed); break;
+	case PAYLOAD_GZIP: compress_gzip(vmlinux, &packed); break;
+	case PAYLOAD_LZ4: compress_lz4_legacy(vmlinux, &packed); break;
+	default: die("no payload compression");
+	}
+	at = buf_add(&packed, NULL, 4);
+	put_uint(packed.p + at, vmlinux->len, 4, false);
+	at = buf_add(image, NULL, start + payload_offset);
+	h = image->p + at;
+	h[0x1f1] = setup_sects;
+	put_uint(h + 0x1fe, 0xaa55, 2, false);
+	memcpy(h + 0x202, "HdrS", 4);
+	put_uint(h + 0x206, 0x020f, 2, false);
+	put_uint(h + 0x248, payload_offset, 4, false);
+	put_uint(h + 0x24c, packed.len, 4, false);
+	buf_add(image, packed.p, packed.len);
+	/* the decompressor's own code follows the payload in a real image */
+	at = buf_add(image, NULL, 64);
+	memset(image->p + at, 0xcc, 64);
+	buf_free(&packed);
+}
+
+static int compare_export_symbols(const void *a, const void *b)
+{
+	return strcmp(((const struct export *)a)->sym, ((const struct export *)b)->sym);
+}
+
+/* FILE.expected: the lines of `ns-dump --vmlinuz`, sorted by symbol. */
+static void write_kernel_expected(const char *path, const struct kernel_fixture *kf)
+{
+	struct export sorted[ARRAY_SIZE(kernel_exports)];
+	size_t n = 0;
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	for (; kernel_exports[n].sym; n++)
+		sorted[n] = kernel_exports[n];
+	qsort(sorted, n, sizeof(sorted[0]), compare_export_symbols);
+	for (size_t i = 0; i < n; i++) {
+		/* 7.1's one table knows only GPL-only or not */
+		enum kind k = kf->kflagstab ? (sorted[i].kind == K_GPL ? K_GPL : K_SYMBOL) : sorted[i].kind;
+		fprintf(f, "%s\t%s\t%s\t", sorted[i].sym, sorted[i].ns ? sorted[i].ns : "", kind_name[k]);
+		if (kf->crcs)
+			fprintf(f, "0x%08x\n", sorted[i].crc);
+		else
+			fprintf(f, "-\n");
+	}
+	close_file(f, path);
+}
+
+static void write_kernels(const char *outdir)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(kernel_fixtures); i++) {
+		const struct kernel_fixture *kf = &kernel_fixtures[i];
+		char *path = xasprintf("%s/kernel/%s", outdir, kf->file);
+		char *expected = xasprintf("%s.expected", path);
+		struct buf vmlinux = { 0 }, image = { 0 };
+
+		make_parents(path);
+		write_vmlinux(kf, &vmlinux);
+		if (kf->payload == PAYLOAD_ELF) {
+			write_file(path, vmlinux.p, vmlinux.len);
+		} else {
+			write_bzimage(&vmlinux, kf->payload, &image);
+			write_file(path, image.p, image.len);
+		}
+		write_kernel_expected(expected, kf);
+		buf_free(&vmlinux);
+		buf_free(&image);
+		free(path);
+		free(expected);
+	}
+}
+
 /* ---- the sample tree's index files -------------------------------------------------------- */
 
 static void write_symvers_rows(FILE *f, const struct export *exports, const char *owner)
@@ -2245,5 +2530,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++)
 		write_fixture(argv[1], &fixtures[i]);
 	write_sample_index(argv[1]);
+	write_kernels(argv[1]);
 	return 0;
 }

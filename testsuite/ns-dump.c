@@ -5,6 +5,8 @@
  * The tests diff it against fixtures and real kernels' Module.symvers;
  * --export-crcs prints "0xCRC symbol" for each export instead.
  * ns-dump --record DIR MODULE...: the namespace records depmod stored in DIR/modules.dep.bin.
+ * ns-dump --vmlinuz IMAGE...: vmlinux's exports read from a kernel image, one line each,
+ * sorted: "symbol<TAB>namespace<TAB>EXPORT_type<TAB>0xCRC" ("-" for no CRC).
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -103,6 +105,37 @@ static int dump_record(struct kmodns_ctx *ctx, const char *dir, const char *name
 	return 0;
 }
 
+static int dump_vmlinuz(struct kmodns_ctx *ctx, const char *path)
+{
+	struct kmodns_symvers *sv;
+	const struct kmodns_export **exports;
+	size_t i, n;
+	int r = kmodns_symvers_new_from_vmlinuz(ctx, path, &sv);
+
+	if (r < 0)
+		return r;
+	n = kmodns_symvers_get_count(sv);
+	exports = calloc(n ? n : 1, sizeof(*exports));
+	if (exports == NULL)
+		abort();
+	for (i = 0; i < n; i++)
+		exports[i] = kmodns_symvers_get_export(sv, i);
+	qsort(exports, n, sizeof(*exports), export_cmp);
+	for (i = 0; i < n; i++) {
+		uint32_t crc;
+		printf("%s\t%s\t%s\t", kmodns_export_get_symbol(exports[i]),
+		       kmodns_export_get_namespace(exports[i]),
+		       kmodns_export_type_to_string(kmodns_export_get_type(exports[i])));
+		if (kmodns_export_get_crc(exports[i], &crc))
+			printf("0x%08x\n", crc);
+		else
+			printf("-\n");
+	}
+	free(exports);
+	kmodns_symvers_unref(sv);
+	return 0;
+}
+
 int main(int argc, char *argv[])
 {
 	struct kmodns_ctx *ctx = kmodns_new();
@@ -120,6 +153,13 @@ int main(int argc, char *argv[])
 	if (argc > 2 && streq(argv[1], "--record")) {
 		for (i = 3; i < argc; i++)
 			if (dump_record(ctx, argv[2], argv[i]) < 0)
+				failed = 1;
+		kmodns_unref(ctx);
+		return failed;
+	}
+	if (argc > 1 && streq(argv[1], "--vmlinuz")) {
+		for (i = 2; i < argc; i++)
+			if (dump_vmlinuz(ctx, argv[i]) < 0)
 				failed = 1;
 		kmodns_unref(ctx);
 		return failed;

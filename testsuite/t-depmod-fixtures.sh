@@ -131,7 +131,7 @@ for run in "${runs[@]}"; do
 		for s in out err; do sed "s|$root|ROOT|g" "$T/$who.$s" >"$T/$who.$s.n"; done
 		# ours' one extra warning without -E (only its first occurrence is forgiven)
 		if [ $who = ours ] && [[ " $opts " != *" -E "* ]]; then
-			awk -v w="depmod: WARNING: no Module.symvers for $kver (use -E): namespaces of vmlinux's exports are unknown" \
+			awk -v w="depmod: WARNING: no Module.symvers or kernel image for $kver (use -E): namespaces of vmlinux's exports are unknown" \
 				'!done && $0 == w { done = 1; next } { print }' "$T/ours.err.n" >"$T/ours.err.f"
 			mv "$T/ours.err.f" "$T/ours.err.n"
 		fi

@@ -120,6 +120,7 @@ struct override {
 
 struct cfg {
 	const char *kversion;
+	const char *basedir; /* -b, "" without */
 	char dirname[PATH_MAX]; /* <basedir><moduledir>/<kversion> */
 	size_t dirnamelen;
 	char outdir[PATH_MAX];
@@ -1098,20 +1099,49 @@ static const struct kmodns_export *depmod_find_export(void *data, const char *sy
 	return dm->vmlinux ? kmodns_symvers_find(dm->vmlinux, symbol) : NULL;
 }
 
-/* vmlinux's namespaces: -E FILE, else build/Module.symvers; without either they stay unknown. */
-static void depmod_load_vmlinux_namespaces(struct depmod *dm, const char *symvers)
+/* A file depmod may read vmlinux's exports from, if it is there. */
+static bool vmlinux_source_exists(char *path, size_t size, const char *dir, const char *name,
+				  const char *suffix)
 {
-	_cleanup_free_ char *path = NULL;
 	struct stat st;
 
-	if (symvers == NULL && asprintf(&path, "%s/build/Module.symvers", dm->cfg->dirname) >= 0 &&
-	    stat(path, &st) == 0)
-		symvers = path;
-	if (symvers == NULL || kmodns_symvers_new_from_file(dm->ctx, symvers, &dm->vmlinux) < 0) {
-		tool_warn("no Module.symvers for %s (use -E): namespaces of vmlinux's exports are unknown",
-			  dm->cfg->kversion);
-		dm->vmlinux = NULL;
+	return snprintf(path, size, "%s/%s%s", dir, name, suffix) < (int)size && stat(path, &st) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+/*
+ * vmlinux's namespaces: -E FILE, else build/Module.symvers, else the kernel image
+ * (<basedir>/boot/vmlinuz-<version>, then vmlinuz or vmlinuz.unsigned in the module
+ * directory, where newer Debian kernels keep it); without any they stay unknown.
+ */
+static void depmod_load_vmlinux_namespaces(struct depmod *dm, const char *symvers)
+{
+	const struct cfg *cfg = dm->cfg;
+	const struct { const char *dir, *name, *suffix; } images[] = {
+		{ cfg->basedir, "boot/vmlinuz-", cfg->kversion },
+		{ cfg->dirname, "vmlinuz", "" },
+		{ cfg->dirname, "vmlinuz.unsigned", "" },
+	};
+	char path[PATH_MAX];
+	size_t i;
+
+	dm->vmlinux = NULL;
+	if (symvers != NULL) {
+		if (kmodns_symvers_new_from_file(dm->ctx, symvers, &dm->vmlinux) == 0)
+			return;
+	} else if (vmlinux_source_exists(path, sizeof(path), cfg->dirname, "build/Module.symvers", "") &&
+		   kmodns_symvers_new_from_file(dm->ctx, path, &dm->vmlinux) == 0) {
+		return;
+	} else {
+		/* an image that cannot be read has said why (through the library's log): try the next */
+		for (i = 0; i < ARRAY_SIZE(images); i++)
+			if (vmlinux_source_exists(path, sizeof(path), images[i].dir, images[i].name, images[i].suffix) &&
+			    kmodns_symvers_new_from_vmlinuz(dm->ctx, path, &dm->vmlinux) == 0)
+				return;
 	}
+	tool_warn("no Module.symvers or kernel image for %s (use -E): namespaces of vmlinux's exports are unknown",
+		  cfg->kversion);
+	dm->vmlinux = NULL;
 }
 
 static int depmod_compute_namespaces(struct depmod *dm)
@@ -1914,6 +1944,7 @@ int main(int argc, char *argv[])
 	/* module files after the version: only those are indexed, unless -a */
 	files = argv + optind;
 	n_files = all ? 0 : (size_t)(argc - optind);
+	cfg.basedir = basedir;
 
 	if (cfg.print_unknown && symvers == NULL && system_map == NULL) {
 		tool_warn("-e needs -E or -F");
