@@ -23,8 +23,17 @@ rm "$M/kernel/drivers/usb/storage/ums-alauda.ko"
 sums >"$T/after"
 check "write-failure-exit-1" test $rc -eq 1
 check "write-failure-one-clear-line" grep -q "^depmod: ERROR: could not write $M/modules\." "$T/err"
+check "write-failure-only-one-error-line ($(grep -c ERROR "$T/err"))" test "$(grep -c ERROR "$T/err")" -eq 1
 check "write-failure-previous-files-intact" cmp -s "$T/before" "$T/after"
 check "write-failure-no-temporary-left" test "$(leftovers)" -eq 0
+
+# Only our cache (written by its own thread, 13 MB) fails: nothing is replaced either.
+( ulimit -f 4096; trap '' XFSZ; exec $W "$B/tools/depmod" -b "$T/root" "$kver" ) 2>"$T/err"; rc=$?
+sums >"$T/after"
+check "cache-write-failure-exit-1" test $rc -eq 1
+check "cache-write-failure-named" grep -q "^depmod: ERROR: could not write $M/modules.kmodns.cache" "$T/err"
+check "cache-write-failure-previous-files-intact" cmp -s "$T/before" "$T/after"
+check "cache-write-failure-no-temporary-left" test "$(leftovers)" -eq 0
 
 # Killed while writing (SIGXFSZ at the same point): the previous files stay.
 ( ulimit -f 800; exec $W "$B/tools/depmod" -b "$T/root" "$kver" ) 2>/dev/null; rc=$?

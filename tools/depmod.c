@@ -1753,15 +1753,76 @@ static int write_output(struct depmod *dm, const struct output *o, FILE *out)
 	return r;
 }
 
+/* One output being written to its temporary file. */
+struct output_job {
+	struct depmod *dm;
+	const struct output *o;
+	char tmp[PATH_MAX];
+	FILE *f;
+	int r;
+	pthread_t thread;
+	bool threaded;
+};
+
+static int output_job_open(struct output_job *job)
+{
+	int fd;
+
+	if (snprintf(job->tmp, sizeof(job->tmp), "%s/.%s.XXXXXX", job->dm->cfg->outdir, job->o->name) >=
+	    (int)sizeof(job->tmp)) {
+		job->tmp[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	fd = mkostemp(job->tmp, O_CLOEXEC);
+	if (fd < 0 || (job->f = fdopen(fd, "w")) == NULL) {
+		int r = -errno;
+		tool_err("could not create temporary file %s: %m", job->tmp);
+		if (fd >= 0)
+			close(fd);
+		else
+			job->tmp[0] = '\0';
+		return r;
+	}
+	fchmod(fd, 0644);
+	return 0;
+}
+
+static void *output_job_write(void *data)
+{
+	struct output_job *job = data;
+
+	job->r = write_output(job->dm, job->o, job->f);
+	if (ferror(job->f))
+		job->r = -EIO;
+	return NULL;
+}
+
+/* Waits for the job's thread, if any; closes the file and, if asked, reports a failure by name. */
+static int output_job_finish(struct output_job *job, bool report)
+{
+	if (job->threaded)
+		pthread_join(job->thread, NULL);
+	job->threaded = false;
+	if (job->f == NULL)
+		return 0;
+	if (fclose(job->f) != 0 && job->r >= 0)
+		job->r = -errno;
+	job->f = NULL;
+	if (job->r < 0 && report)
+		tool_err("could not write %s/%s: %s", job->dm->cfg->outdir, job->o->name, strerror(-job->r));
+	return job->r;
+}
+
 /*
  * Every file goes to a temporary name in the output directory; only when all
  * are complete are they renamed, so a failed or killed run leaves the
- * previous set as it was.
+ * previous set as it was. Our cache, the biggest file and read by no other
+ * output, is written by a second thread meanwhile.
  */
 static int depmod_output(struct depmod *dm, FILE *to_stdout)
 {
-	char tmp[ARRAY_SIZE(outputs)][PATH_MAX];
-	size_t i, written = 0;
+	struct output_job jobs[ARRAY_SIZE(outputs)];
+	size_t i;
 	int r = 0;
 
 	/* -n: kmod 30 shows its text files only */
@@ -1771,46 +1832,43 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 				r = write_output(dm, &outputs[i], to_stdout);
 		return r;
 	}
-	for (i = 0; i < ARRAY_SIZE(outputs) && r >= 0; i++, written++) {
-		FILE *f;
-		int fd;
-		tmp[i][0] = '\0';
-		if (outputs[i].kind == CACHE && !dm->use_cache)
+	for (i = 0; i < ARRAY_SIZE(outputs); i++)
+		jobs[i] = (struct output_job){ .dm = dm, .o = &outputs[i] };
+	/* the cache first, left to run in its thread while the others are written */
+	for (i = 0; i < ARRAY_SIZE(outputs) && r >= 0; i++) {
+		if (outputs[i].kind != CACHE || !dm->use_cache)
 			continue;
-		if (snprintf(tmp[i], sizeof(tmp[i]), "%s/.%s.XXXXXX", dm->cfg->outdir, outputs[i].name) >=
-		    (int)sizeof(tmp[i])) {
-			r = -ENAMETOOLONG;
-			break;
-		}
-		fd = mkostemp(tmp[i], O_CLOEXEC);
-		if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
-			r = -errno;
-			tool_err("could not create temporary file %s: %m", tmp[i]);
-			if (fd >= 0) {
-				close(fd);
-				written++;
-			}
-			break;
-		}
-		fchmod(fd, 0644);
-		r = write_output(dm, &outputs[i], f);
-		if (ferror(f))
-			r = -EIO;
-		if (fclose(f) != 0 && r >= 0)
-			r = -errno;
-		if (r < 0)
-			tool_err("could not write %s/%s: %s", dm->cfg->outdir, outputs[i].name, strerror(-r));
+		r = output_job_open(&jobs[i]);
+		if (r >= 0)
+			jobs[i].threaded = pthread_create(&jobs[i].thread, NULL, output_job_write, &jobs[i]) == 0;
+		if (r >= 0 && !jobs[i].threaded)
+			output_job_write(&jobs[i]);
 	}
-	for (i = 0; i < written; i++) {
+	for (i = 0; i < ARRAY_SIZE(outputs) && r >= 0; i++) {
+		if (outputs[i].kind == CACHE)
+			continue;
+		r = output_job_open(&jobs[i]);
+		if (r >= 0) {
+			output_job_write(&jobs[i]);
+			r = output_job_finish(&jobs[i], true);
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(outputs); i++) {
+		/* one error line: the first failure's */
+		int rj = output_job_finish(&jobs[i], r >= 0);
+		if (r >= 0)
+			r = rj;
+	}
+	for (i = 0; i < ARRAY_SIZE(outputs); i++) {
 		char final[PATH_MAX];
-		if (tmp[i][0] == '\0')
+		if (jobs[i].tmp[0] == '\0')
 			continue;
 		if (r < 0 || snprintf(final, sizeof(final), "%s/%s", dm->cfg->outdir, outputs[i].name) >=
 				     (int)sizeof(final)) {
-			unlink(tmp[i]);
-		} else if (rename(tmp[i], final) < 0) {
+			unlink(jobs[i].tmp);
+		} else if (rename(jobs[i].tmp, final) < 0) {
 			r = -errno;
-			tool_err("could not rename %s to %s: %m", tmp[i], final);
+			tool_err("could not rename %s to %s: %m", jobs[i].tmp, final);
 		}
 	}
 	return r;
