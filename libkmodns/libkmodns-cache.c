@@ -11,7 +11,10 @@
  *           u8 ELF class, u8 big endian, u32 raw import count,
  *           u32 n + exports (str symbol, str namespace, u8 type, u8 has CRC, u32 CRC),
  *           u32 n + imports (str), u32 n + undefined (str, u8 weak, u8 has CRC, u32 CRC),
- *           u32 n + .modinfo records (str key, str value), u32 n + versions (str, u32 CRC)
+ *           u32 n + .modinfo records (str key, str value), u32 n + versions (str, u32 CRC);
+ *           then u8 whether a kernel image follows, and if so: str path, u64 size, i64 mtime s,
+ *           u64 mtime ns, u64 inode, u32 n + vmlinux's exports (str symbol, str namespace,
+ *           u8 type, u8 has CRC, u32 CRC)
  *   str = u32 length + bytes; integers in the writer's byte order.
  *
  * The library version is part of the key: a newer reader may learn more from
@@ -25,7 +28,7 @@
 
 #define CACHE_MAGIC "kmodnsC\n"
 #define CACHE_BYTE_ORDER 0x01020304u
-#define CACHE_FORMAT 1u
+#define CACHE_FORMAT 2u
 #define CACHE_HEADER_SIZE 32
 
 struct kmodns_module_cache {
@@ -37,6 +40,7 @@ struct kmodns_module_cache {
 		size_t offset, length; /* of the entry's bytes after its length field */
 	} *entries;
 	size_t entries_capacity;
+	size_t vmlinux_offset; /* of the kernel image's path, 0 when there is none */
 };
 
 /* ---- writing ------------------------------------------------------------------------------ */
@@ -46,6 +50,7 @@ struct kmodns_module_cache_writer {
 	size_t size, capacity;
 	uint32_t count;
 	int error;
+	struct kmodns_module_cache_writer *vmlinux; /* the kernel image's part, once set */
 };
 
 static void put_bytes(struct kmodns_module_cache_writer *w, const void *p, size_t n)
@@ -79,6 +84,16 @@ static void put_str(struct kmodns_module_cache_writer *w, const char *s)
 	put_bytes(w, s, len);
 }
 
+/* The key of a file as the cache keeps it: path, size, mtime and inode. */
+static void put_file_key(struct kmodns_module_cache_writer *w, const char *path, const struct stat *st)
+{
+	put_str(w, path);
+	put_u64(w, (uint64_t)st->st_size);
+	put_u64(w, (uint64_t)st->st_mtim.tv_sec);
+	put_u64(w, (uint64_t)st->st_mtim.tv_nsec);
+	put_u64(w, (uint64_t)st->st_ino);
+}
+
 struct kmodns_module_cache_writer *kmodns_module_cache_writer_new(void)
 {
 	struct kmodns_module_cache_writer *w = calloc(1, sizeof(*w));
@@ -94,6 +109,7 @@ void kmodns_module_cache_writer_free(struct kmodns_module_cache_writer *w)
 {
 	if (w == NULL)
 		return;
+	kmodns_module_cache_writer_free(w->vmlinux);
 	free(w->body);
 	free(w);
 }
@@ -105,11 +121,7 @@ int kmodns_module_cache_writer_add(struct kmodns_module_cache_writer *w,
 	uint32_t len;
 
 	put_u32(w, 0); /* the entry's length, set below */
-	put_str(w, mod->path);
-	put_u64(w, (uint64_t)st->st_size);
-	put_u64(w, (uint64_t)st->st_mtim.tv_sec);
-	put_u64(w, (uint64_t)st->st_mtim.tv_nsec);
-	put_u64(w, (uint64_t)st->st_ino);
+	put_file_key(w, mod->path, st);
 
 	put_str(w, mod->name);
 	put_u8(w, mod->vermagic != NULL);
@@ -174,15 +186,48 @@ int kmodns_module_cache_writer_add_cached(struct kmodns_module_cache_writer *w,
 	return 0;
 }
 
+int kmodns_module_cache_writer_set_vmlinux(struct kmodns_module_cache_writer *w, const char *path,
+					   const struct stat *st, const struct kmodns_symvers *sv)
+{
+	struct kmodns_module_cache_writer *v = calloc(1, sizeof(*v));
+	size_t n = kmodns_symvers_get_count(sv), i;
+	int r;
+
+	if (v == NULL)
+		return -ENOMEM;
+	put_file_key(v, path, st);
+	put_u32(v, (uint32_t)n);
+	for (i = 0; i < n; i++) {
+		const struct kmodns_export *e = kmodns_symvers_get_export(sv, i);
+		put_str(v, e->symbol);
+		put_str(v, e->ns);
+		put_u8(v, e->type);
+		put_u8(v, e->has_crc);
+		put_u32(v, e->crc);
+	}
+	r = v->error;
+	if (r < 0) {
+		kmodns_module_cache_writer_free(v);
+		return r;
+	}
+	kmodns_module_cache_writer_free(w->vmlinux);
+	w->vmlinux = v;
+	return 0;
+}
+
 int kmodns_module_cache_writer_write(struct kmodns_module_cache_writer *w, FILE *out)
 {
 	char header[CACHE_HEADER_SIZE] = CACHE_MAGIC;
 	uint32_t order = CACHE_BYTE_ORDER, format = CACHE_FORMAT, crc;
-	uint64_t size = w->size;
 	size_t count_at = sizeof(uint32_t) + strlen(PACKAGE_VERSION);
+	uint64_t size;
 
+	put_u8(w, w->vmlinux != NULL);
+	if (w->vmlinux != NULL)
+		put_bytes(w, w->vmlinux->body, w->vmlinux->size);
 	if (w->error)
 		return w->error;
+	size = w->size;
 	memcpy(w->body + count_at, &w->count, sizeof(w->count));
 	crc = (uint32_t)crc32(0, (const Bytef *)w->body, (uInt)w->size);
 	memcpy(header + 8, &order, 4);
@@ -278,6 +323,54 @@ static size_t get_count(struct cursor *c, size_t min_size)
 	return c->bad ? 0 : n;
 }
 
+/* Whether the file key at c matches st (the cursor is left past it). */
+static bool file_key_matches(struct cursor *c, const struct stat *st)
+{
+	return get_u64(c) == (uint64_t)st->st_size && get_u64(c) == (uint64_t)st->st_mtim.tv_sec &&
+	       get_u64(c) == (uint64_t)st->st_mtim.tv_nsec && get_u64(c) == (uint64_t)st->st_ino;
+}
+
+/* The kernel image's exports at c (past its file key), as a table; NULL in *sv when bad. */
+static void read_vmlinux_exports(const struct kmodns_module_cache *cache, struct cursor *c,
+				 struct kmodns_symvers **sv)
+{
+	size_t n = get_count(c, 14), i;
+	_cleanup_free_ char *symbol = NULL, *ns = NULL;
+
+	*sv = c->bad ? NULL : kmodns_symvers_new_empty(cache->ctx);
+	for (i = 0; i < n && *sv != NULL && !c->bad; i++) {
+		size_t slen, nlen;
+		const char *s = get_str(c, &slen), *p = get_str(c, &nlen);
+		enum kmodns_export_type type = get_u8(c);
+		bool has_crc = get_u8(c);
+		uint32_t crc = get_u32(c);
+		free(symbol);
+		free(ns);
+		symbol = s ? strndup(s, slen) : NULL;
+		ns = p ? strndup(p, nlen) : NULL;
+		if (symbol == NULL || ns == NULL || type > KMODNS_EXPORT_UNUSED_SYMBOL_GPL ||
+		    strlen(symbol) != slen || strlen(ns) != nlen ||
+		    kmodns_symvers_add(*sv, symbol, "vmlinux", ns, type, has_crc, crc) <= 0)
+			c->bad = true;
+	}
+	if (c->bad)
+		*sv = kmodns_symvers_unref(*sv);
+}
+
+/* The kernel image's part at c: its key skipped, its exports read. */
+static void read_vmlinux(const struct kmodns_module_cache *cache, struct cursor *c,
+			 struct kmodns_symvers **sv)
+{
+	size_t len;
+
+	get_str(c, &len);
+	get_u64(c);
+	get_u64(c);
+	get_u64(c);
+	get_u64(c);
+	read_vmlinux_exports(cache, c, sv);
+}
+
 static int cache_damaged(struct kmodns_module_cache *cache, const char *path, const char *why)
 {
 	INFO(cache->ctx, "%s: ignoring the module cache: %s", path, why);
@@ -329,6 +422,13 @@ static int cache_index(struct kmodns_module_cache *cache, const char *path)
 			break;
 		}
 		cache->entries[cache->paths.count - 1] = (struct cache_entry){ at, entry_len };
+	}
+	if (get_u8(&c)) {
+		struct kmodns_symvers *sv = NULL;
+		cache->vmlinux_offset = (size_t)(c.p - cache->data);
+		/* checked whole now, so that a later lookup cannot fail halfway */
+		read_vmlinux(cache, &c, &sv);
+		kmodns_symvers_unref(sv);
 	}
 	if (c.bad || c.p != c.end)
 		return cache_damaged(cache, path, "inconsistent entries");
@@ -453,8 +553,7 @@ static bool cache_find_fresh(const struct kmodns_module_cache *cache, const char
 	*c = (struct cursor){ cache->data + cache->entries[at].offset, NULL, false };
 	c->end = c->p + cache->entries[at].length;
 	get_str(c, &len);
-	return get_u64(c) == (uint64_t)st->st_size && get_u64(c) == (uint64_t)st->st_mtim.tv_sec &&
-	       get_u64(c) == (uint64_t)st->st_mtim.tv_nsec && get_u64(c) == (uint64_t)st->st_ino;
+	return file_key_matches(c, st);
 }
 
 bool kmodns_module_cache_has(const struct kmodns_module_cache *cache, const char *path,
@@ -490,4 +589,21 @@ int kmodns_module_cache_get(const struct kmodns_module_cache *cache, const char 
 	}
 	*out = mod;
 	return 0;
+}
+
+int kmodns_module_cache_get_vmlinux(const struct kmodns_module_cache *cache, const char *path,
+				    const struct stat *st, struct kmodns_symvers **sv)
+{
+	struct cursor c = { cache->data + cache->vmlinux_offset, cache->data + cache->size, false };
+	const char *p;
+	size_t len;
+
+	*sv = NULL;
+	if (cache->vmlinux_offset == 0)
+		return -ENOENT;
+	p = get_str(&c, &len);
+	if (p == NULL || len != strlen(path) || memcmp(p, path, len) != 0 || !file_key_matches(&c, st))
+		return -ENOENT;
+	read_vmlinux_exports(cache, &c, sv);
+	return *sv != NULL ? 0 : -ENOMEM;
 }

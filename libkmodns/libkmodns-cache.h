@@ -38,6 +38,14 @@ int kmodns_module_cache_get(const struct kmodns_module_cache *cache, const char 
 bool kmodns_module_cache_has(const struct kmodns_module_cache *cache, const char *path,
 			     const struct stat *st);
 
+/*
+ * vmlinux's exports read earlier from the kernel image at path, if st (a stat of
+ * path now) matches: a table as kmodns_symvers_new_from_vmlinuz would have
+ * returned. -ENOENT when absent or stale.
+ */
+int kmodns_module_cache_get_vmlinux(const struct kmodns_module_cache *cache, const char *path,
+				    const struct stat *st, struct kmodns_symvers **sv);
+
 /* ---- writing ------------------------------------------------------------------------------ */
 
 struct kmodns_module_cache_writer;
@@ -51,5 +59,8 @@ int kmodns_module_cache_writer_add(struct kmodns_module_cache_writer *w,
  * cheaper than writing the module again. -ENOENT when cache has no such entry. */
 int kmodns_module_cache_writer_add_cached(struct kmodns_module_cache_writer *w,
 					  const struct kmodns_module_cache *cache, const char *path);
+/* Keeps vmlinux's exports sv, read from the kernel image at path when it had stat st. */
+int kmodns_module_cache_writer_set_vmlinux(struct kmodns_module_cache_writer *w, const char *path,
+					   const struct stat *st, const struct kmodns_symvers *sv);
 /* Writes the cache file to out (the caller writes to a temporary file and renames it). */
 int kmodns_module_cache_writer_write(struct kmodns_module_cache_writer *w, FILE *out);

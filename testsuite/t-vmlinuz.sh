@@ -169,6 +169,25 @@ for era in 6.1 latest; do
 	check "depmod-image-$era-records-equal-symvers" cmp -s "$T/symvers/$M/modules.dep.bin" "$T/image/$M/modules.dep.bin"
 	"$B/testsuite/ns-dump" --record "$T/image/$M" ums-alauda >"$T/rec" 2>&1
 	check "depmod-image-$era-record" grep -qx 'record ums-alauda vmlinux=known unresolved=0' "$T/rec"
+	# A second run takes vmlinux's exports from our cache: the same files.
+	$W "$B/tools/depmod" -v -b "$T/image" "$kver" >"$T/err.cached" 2>&1
+	check "depmod-image-$era-cached" grep -q "vmlinux's exports of .*/boot/vmlinuz-$kver from the cache" "$T/err.cached"
+	check "depmod-image-$era-cached-same-records" cmp -s "$T/symvers/$M/modules.dep.bin" "$T/image/$M/modules.dep.bin"
+	# Keyed by the image's size, mtime and inode: rewritten in place under the same key it is
+	# not read again (the damage goes unseen); touched, it is read and its damage reported.
+	img=$T/image/boot/vmlinuz-$kver
+	cp --remove-destination "$(readlink -f "$img")" "$img"
+	$W "$B/tools/depmod" -b "$T/image" "$kver" 2>/dev/null
+	mtime=$(stat -c %.9Y "$img")
+	dd if=/dev/zero of="$img" bs=4096 count=16 conv=notrunc status=none
+	touch -d "@$mtime" "$img"
+	$W "$B/tools/depmod" -b "$T/image" "$kver" 2>"$T/err.samekey"
+	check "depmod-image-$era-same-key-not-read" test ! -s "$T/err.samekey"
+	check "depmod-image-$era-same-key-same-records" cmp -s "$T/symvers/$M/modules.dep.bin" "$T/image/$M/modules.dep.bin"
+	touch "$img"
+	$W "$B/tools/depmod" -b "$T/image" "$kver" 2>"$T/err.touched"
+	check "depmod-image-$era-touched-read-again" grep -q "boot/vmlinuz-$kver: not a kernel image" "$T/err.touched"
+	check "depmod-image-$era-touched-vmlinux-unknown" grep -qx '# vmlinux namespaces unknown' "$T/image/$M/modules.namespaces"
 	check "depmod-neither-$era-warns-once" test "$(grep -c 'no Module.symvers or kernel image' "$T/err.modules-only")" -eq 1
 	check "depmod-neither-$era-vmlinux-unknown" grep -qx '# vmlinux namespaces unknown' "$T/modules-only/$M/modules.namespaces"
 	# The image in the module directory (newer Debian), found when boot/ has none.

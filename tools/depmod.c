@@ -458,8 +458,12 @@ struct depmod {
 		uint32_t crc;
 	} *owners;
 	size_t owners_capacity;
-	/* vmlinux's exports with their namespaces: -E, else build/Module.symvers */
+	/* vmlinux's exports with their namespaces: -E, else build/Module.symvers, else the image */
 	struct kmodns_symvers *vmlinux;
+	char *vmlinux_image;       /* the kernel image they came from, if so: kept in the cache */
+	struct stat vmlinux_image_st;
+	const char *symvers;       /* -E */
+	pthread_t vmlinux_thread;  /* reads them while the modules are read */
 	bool ns_check;
 	/* modules read by an earlier run, unless --no-cache */
 	bool use_cache;
@@ -491,6 +495,7 @@ static void depmod_release(struct depmod *dm)
 	strset_release(&dm->symbols);
 	free(dm->owners);
 	kmodns_symvers_unref(dm->vmlinux);
+	free(dm->vmlinux_image);
 	kmodns_module_cache_free(dm->cache);
 }
 
@@ -781,6 +786,70 @@ static int depmod_sort(struct depmod *dm)
 	return 0;
 }
 
+/* ---- vmlinux's exports ----------------------------------------------------------- */
+
+/* A file depmod may read vmlinux's exports from, if it is there. */
+static bool vmlinux_source_exists(char *path, size_t size, const char *dir, const char *name,
+				  const char *suffix, struct stat *st)
+{
+	return snprintf(path, size, "%s/%s%s", dir, name, suffix) < (int)size && stat(path, st) == 0 &&
+	       S_ISREG(st->st_mode);
+}
+
+/* vmlinux's exports from a kernel image: from the cache when the image is unchanged, since
+ * decompressing it takes longer than reading every module of a plain tree. */
+static int depmod_load_vmlinux_image(struct depmod *dm, const char *path, const struct stat *st)
+{
+	int r = -ENOENT;
+
+	if (dm->cache != NULL && kmodns_module_cache_get_vmlinux(dm->cache, path, st, &dm->vmlinux) == 0)
+		info("depmod: vmlinux's exports of %s from the cache\n", path);
+	else
+		r = kmodns_symvers_new_from_vmlinuz(dm->ctx, path, &dm->vmlinux);
+	if (dm->vmlinux == NULL)
+		return r;
+	dm->vmlinux_image = strdup(path);
+	dm->vmlinux_image_st = *st;
+	return 0;
+}
+
+/*
+ * vmlinux's namespaces: -E FILE, else build/Module.symvers, else the kernel image
+ * (<basedir>/boot/vmlinuz-<version>, then vmlinuz or vmlinuz.unsigned in the module
+ * directory, where newer Debian kernels keep it); without any they stay unknown (NULL).
+ */
+static void depmod_find_vmlinux_namespaces(struct depmod *dm)
+{
+	const struct cfg *cfg = dm->cfg;
+	const struct { const char *dir, *name, *suffix; } images[] = {
+		{ cfg->basedir, "boot/vmlinuz-", cfg->kversion },
+		{ cfg->dirname, "vmlinuz", "" },
+		{ cfg->dirname, "vmlinuz.unsigned", "" },
+	};
+	char path[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	dm->vmlinux = NULL;
+	if (dm->symvers != NULL) {
+		kmodns_symvers_new_from_file(dm->ctx, dm->symvers, &dm->vmlinux);
+	} else if (vmlinux_source_exists(path, sizeof(path), cfg->dirname, "build/Module.symvers", "", &st)) {
+		kmodns_symvers_new_from_file(dm->ctx, path, &dm->vmlinux);
+	} else {
+		/* an image that cannot be read has said why (through the library's log): try the next */
+		for (i = 0; i < ARRAY_SIZE(images) && dm->vmlinux == NULL; i++)
+			if (vmlinux_source_exists(path, sizeof(path), images[i].dir, images[i].name,
+						  images[i].suffix, &st))
+				depmod_load_vmlinux_image(dm, path, &st);
+	}
+}
+
+static void *vmlinux_loader(void *data)
+{
+	depmod_find_vmlinux_namespaces(data);
+	return NULL;
+}
+
 /* ---- reading the modules, on all cores -------------------------------------- */
 
 /*
@@ -893,11 +962,14 @@ static int depmod_load_modules(struct depmod *dm)
 	pthread_t threads[64];
 	size_t n_threads = n < 1 ? 1 : n > 64 ? 64 : (size_t)n, started = 0, i;
 	char path[PATH_MAX];
+	bool vmlinux_threaded;
 
 	/* a missing, damaged or stale cache only costs time: every module is then read */
 	if (dm->use_cache &&
 	    snprintf(path, sizeof(path), "%s/%s", dm->cfg->outdir, CACHE_NAME) < (int)sizeof(path))
 		kmodns_module_cache_open(dm->ctx, path, &dm->cache);
+	/* vmlinux's exports meanwhile: a kernel image takes as long to decompress as a plain tree to read */
+	vmlinux_threaded = pthread_create(&dm->vmlinux_thread, NULL, vmlinux_loader, dm) == 0;
 	/* the stat before the read is the cache key: a file changed meanwhile is read again next time */
 	for (i = 0; i < dm->n_mods; i++)
 		dm->mods[i]->have_st = stat(dm->mods[i]->path, &dm->mods[i]->st) == 0;
@@ -906,6 +978,8 @@ static int depmod_load_modules(struct depmod *dm)
 	if (ld.queue == NULL || ld.deferred == NULL) {
 		free(ld.queue);
 		free(ld.deferred);
+		if (vmlinux_threaded)
+			pthread_join(dm->vmlinux_thread, NULL);
 		return -ENOMEM;
 	}
 	memcpy(ld.queue, dm->mods, dm->n_mods * sizeof(*ld.queue));
@@ -916,6 +990,10 @@ static int depmod_load_modules(struct depmod *dm)
 	load_worker(&ld);
 	for (i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
+	if (vmlinux_threaded)
+		pthread_join(dm->vmlinux_thread, NULL);
+	else
+		depmod_find_vmlinux_namespaces(dm);
 	free(ld.queue);
 	free(ld.deferred);
 	if (dm->cache)
@@ -1097,51 +1175,6 @@ static const struct kmodns_export *depmod_find_export(void *data, const char *sy
 	if (at >= 0 && dm->owners[at].owner != NULL)
 		return dm->owners[at].export;
 	return dm->vmlinux ? kmodns_symvers_find(dm->vmlinux, symbol) : NULL;
-}
-
-/* A file depmod may read vmlinux's exports from, if it is there. */
-static bool vmlinux_source_exists(char *path, size_t size, const char *dir, const char *name,
-				  const char *suffix)
-{
-	struct stat st;
-
-	return snprintf(path, size, "%s/%s%s", dir, name, suffix) < (int)size && stat(path, &st) == 0 &&
-	       S_ISREG(st.st_mode);
-}
-
-/*
- * vmlinux's namespaces: -E FILE, else build/Module.symvers, else the kernel image
- * (<basedir>/boot/vmlinuz-<version>, then vmlinuz or vmlinuz.unsigned in the module
- * directory, where newer Debian kernels keep it); without any they stay unknown.
- */
-static void depmod_load_vmlinux_namespaces(struct depmod *dm, const char *symvers)
-{
-	const struct cfg *cfg = dm->cfg;
-	const struct { const char *dir, *name, *suffix; } images[] = {
-		{ cfg->basedir, "boot/vmlinuz-", cfg->kversion },
-		{ cfg->dirname, "vmlinuz", "" },
-		{ cfg->dirname, "vmlinuz.unsigned", "" },
-	};
-	char path[PATH_MAX];
-	size_t i;
-
-	dm->vmlinux = NULL;
-	if (symvers != NULL) {
-		if (kmodns_symvers_new_from_file(dm->ctx, symvers, &dm->vmlinux) == 0)
-			return;
-	} else if (vmlinux_source_exists(path, sizeof(path), cfg->dirname, "build/Module.symvers", "") &&
-		   kmodns_symvers_new_from_file(dm->ctx, path, &dm->vmlinux) == 0) {
-		return;
-	} else {
-		/* an image that cannot be read has said why (through the library's log): try the next */
-		for (i = 0; i < ARRAY_SIZE(images); i++)
-			if (vmlinux_source_exists(path, sizeof(path), images[i].dir, images[i].name, images[i].suffix) &&
-			    kmodns_symvers_new_from_vmlinuz(dm->ctx, path, &dm->vmlinux) == 0)
-				return;
-	}
-	tool_warn("no Module.symvers or kernel image for %s (use -E): namespaces of vmlinux's exports are unknown",
-		  cfg->kversion);
-	dm->vmlinux = NULL;
 }
 
 static int depmod_compute_namespaces(struct depmod *dm)
@@ -1688,6 +1721,8 @@ static int output_cache(struct depmod *dm, FILE *out)
 		else if (m->ns != NULL && m->have_st)
 			r = kmodns_module_cache_writer_add(w, m->ns, &m->st);
 	}
+	if (r >= 0 && dm->vmlinux_image != NULL)
+		r = kmodns_module_cache_writer_set_vmlinux(w, dm->vmlinux_image, &dm->vmlinux_image_st, dm->vmlinux);
 	if (r >= 0)
 		r = kmodns_module_cache_writer_write(w, out);
 	kmodns_module_cache_writer_free(w);
@@ -1946,7 +1981,7 @@ int main(int argc, char *argv[])
 				return EXIT_FAILURE;
 			config_paths[n_config_paths++] = optarg;
 			break;
-		case 'E': symvers = optarg; cfg.check_symvers = true; break;
+		case 'E': symvers = optarg; dm.symvers = optarg; cfg.check_symvers = true; break;
 		case 'F': system_map = optarg; break;
 		case 'e': cfg.print_unknown = true; break;
 		case 'u': case 'q': case 'r':
@@ -2052,7 +2087,9 @@ int main(int argc, char *argv[])
 		r = depmod_sort_dependencies(&dm);
 	/* 5. namespaces: what each module needs, imports, misses */
 	if (r >= 0) {
-		depmod_load_vmlinux_namespaces(&dm, symvers);
+		if (dm.vmlinux == NULL)
+			tool_warn("no Module.symvers or kernel image for %s (use -E): namespaces of vmlinux's exports are unknown",
+				  cfg.kversion);
 		r = depmod_compute_namespaces(&dm);
 	}
 	/* 6. the files; with --ns-check, written all the same, then the verdict */
