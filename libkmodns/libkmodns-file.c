@@ -43,10 +43,11 @@ static enum kmodns_compression detect_compression(const unsigned char *data, siz
 	return KMODNS_COMPRESSION_NONE;
 }
 
-/* Output grows by doubling, from a guess of 4x the input, up to limit. */
+/* Output grows by doubling, from a guess of 4x the input (or the size a caller knows), up to limit. */
 struct outbuf {
 	char *data;
 	size_t size, capacity, limit;
+	size_t known; /* the decompressed size, when the container says it; else 0 */
 };
 
 /* The caller asked for only the first limit bytes, and has them. */
@@ -57,7 +58,7 @@ static bool outbuf_full(const struct outbuf *out)
 
 static int outbuf_grow(struct outbuf *out, size_t hint)
 {
-	size_t cap = out->capacity ? out->capacity * 2 : (hint < 65536 ? 65536 : hint);
+	size_t cap = out->capacity ? out->capacity * 2 : out->known ? out->known + 1 : hint < 65536 ? 65536 : hint;
 	char *p;
 
 	if (out->capacity >= out->limit)
@@ -142,11 +143,26 @@ static int decompress_xz(struct kmodns_ctx *ctx, const char *label, const unsign
 static int decompress_zstd(struct kmodns_ctx *ctx, const char *label, const unsigned char *in,
 			   size_t in_size, struct outbuf *out)
 {
-	ZSTD_DStream *ds = ZSTD_createDStream();
+	unsigned long long content = ZSTD_getFrameContentSize(in, in_size);
+	ZSTD_DStream *ds;
 	ZSTD_inBuffer ib = { in, in_size, 0 };
 	size_t ret = 1;
 	int r = 0;
 
+	if (out->known == 0 && content != ZSTD_CONTENTSIZE_UNKNOWN && content != ZSTD_CONTENTSIZE_ERROR &&
+	    content < out->limit)
+		out->known = (size_t)content;
+	/* The size known and all of it wanted: one call decodes straight into the output, without
+	 * the stream's window buffer (a kernel's is as big as the kernel). On any error, the stream
+	 * below decodes again and says what is wrong. */
+	if (out->known > 0 && out->limit == MAX_MODULE_SIZE && out->capacity == 0 && outbuf_grow(out, 0) == 0) {
+		ret = ZSTD_decompress(out->data, out->capacity, in, in_size);
+		if (!ZSTD_isError(ret)) {
+			out->size = ret;
+			return 0;
+		}
+	}
+	ds = ZSTD_createDStream();
 	if (ds == NULL) {
 		ERR(ctx, "%s: cannot start the zstd decoder", label);
 		return -ENOMEM;
@@ -273,10 +289,13 @@ static int decompress_lz4_legacy(struct kmodns_ctx *ctx, const char *label, cons
 	return 0;
 }
 
+static int image_decompress(struct kmodns_ctx *ctx, const void *in, size_t in_size, const char *label,
+			    struct outbuf *out, struct kmodns_image *image);
+
 int kmodns_payload_decompress(struct kmodns_ctx *ctx, const char *label, const void *in,
-			      size_t in_size, struct kmodns_image *image)
+			      size_t in_size, size_t expected, struct kmodns_image *image)
 {
-	struct outbuf out = { .limit = MAX_MODULE_SIZE };
+	struct outbuf out = { .limit = MAX_MODULE_SIZE, .known = expected < MAX_MODULE_SIZE ? expected : 0 };
 	int r;
 
 	if (in_size >= 4 && le32(in) == LZ4_LEGACY_MAGIC) {
@@ -297,7 +316,44 @@ int kmodns_payload_decompress(struct kmodns_ctx *ctx, const char *label, const v
 		    in_size > 3 ? m[3] : 0);
 		return -ENOEXEC;
 	}
-	return kmodns_image_load(ctx, NULL, in, in_size, label, 0, image);
+	return image_decompress(ctx, in, in_size, label, &out, image);
+}
+
+/* in, of in_size bytes, decompressed by its magic into out's buffer (plain bytes copied). */
+static int image_decompress(struct kmodns_ctx *ctx, const void *in, size_t in_size, const char *label,
+			    struct outbuf *out, struct kmodns_image *image)
+{
+	int r;
+
+	image->compression = detect_compression(in, in_size);
+	switch (image->compression) {
+	case KMODNS_COMPRESSION_NONE:
+		/* libelf may convert in place, so it gets its own writable copy. */
+		image->data = malloc(in_size);
+		if (image->data == NULL)
+			return -ENOMEM;
+		memcpy(image->data, in, in_size);
+		image->size = in_size;
+		return 0;
+	case KMODNS_COMPRESSION_XZ:
+		r = decompress_xz(ctx, label, in, in_size, out);
+		break;
+	case KMODNS_COMPRESSION_ZSTD:
+		r = decompress_zstd(ctx, label, in, in_size, out);
+		break;
+	case KMODNS_COMPRESSION_GZIP:
+		r = decompress_gzip(ctx, label, in, in_size, out);
+		break;
+	default:
+		r = -EINVAL;
+	}
+	if (r < 0) {
+		free(out->data);
+		return r;
+	}
+	image->data = out->data;
+	image->size = out->size;
+	return 0;
 }
 
 int kmodns_image_load(struct kmodns_ctx *ctx, const char *path, const void *in, size_t in_size,
@@ -319,37 +375,12 @@ int kmodns_image_load(struct kmodns_ctx *ctx, const char *path, const void *in, 
 		ERR(ctx, "%s: empty file", label);
 		return -ENOEXEC;
 	}
-	image->compression = detect_compression(in, in_size);
-	switch (image->compression) {
-	case KMODNS_COMPRESSION_NONE:
-		/* libelf may convert in place, so it gets its own writable copy. */
-		if (raw != NULL) {
-			image->data = TAKE_PTR(raw);
-		} else {
-			image->data = malloc(in_size);
-			if (image->data == NULL)
-				return -ENOMEM;
-			memcpy(image->data, in, in_size);
-		}
+	/* a plain file read here is the image itself, no copy needed */
+	if (raw != NULL && detect_compression(in, in_size) == KMODNS_COMPRESSION_NONE) {
+		image->compression = KMODNS_COMPRESSION_NONE;
+		image->data = TAKE_PTR(raw);
 		image->size = in_size;
 		return 0;
-	case KMODNS_COMPRESSION_XZ:
-		r = decompress_xz(ctx, label, in, in_size, &out);
-		break;
-	case KMODNS_COMPRESSION_ZSTD:
-		r = decompress_zstd(ctx, label, in, in_size, &out);
-		break;
-	case KMODNS_COMPRESSION_GZIP:
-		r = decompress_gzip(ctx, label, in, in_size, &out);
-		break;
-	default:
-		r = -EINVAL;
 	}
-	if (r < 0) {
-		free(out.data);
-		return r;
-	}
-	image->data = out.data;
-	image->size = out.size;
-	return 0;
+	return image_decompress(ctx, in, in_size, label, &out, image);
 }

@@ -104,6 +104,7 @@ struct kmodns_symvers *kmodns_symvers_new_empty(struct kmodns_ctx *ctx);
 int kmodns_symvers_add(struct kmodns_symvers *sv, const char *symbol, const char *owner,
 		       const char *ns, enum kmodns_export_type type, bool has_crc, uint32_t crc);
 
-/* A kernel's compressed payload (xz, zstd, gzip, lz4 legacy) decompressed, by its magic. */
+/* A kernel's compressed payload (xz, zstd, gzip, lz4 legacy) decompressed, by its magic;
+ * expected: its decompressed size as the image states it (0: unknown). */
 int kmodns_payload_decompress(struct kmodns_ctx *ctx, const char *label, const void *in,
-			      size_t in_size, struct kmodns_image *image);
+			      size_t in_size, size_t expected, struct kmodns_image *image);

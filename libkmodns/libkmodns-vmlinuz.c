@@ -337,7 +337,7 @@ static int bzimage_payload(struct kmodns_ctx *ctx, const char *label, const unsi
 		return -EBADMSG;
 	}
 	expected = le32(data + start + offset + length - 4);
-	r = kmodns_payload_decompress(ctx, label, data + start + offset, length - 4, vmlinux);
+	r = kmodns_payload_decompress(ctx, label, data + start + offset, length - 4, expected, vmlinux);
 	if (r < 0)
 		return r;
 	if (vmlinux->size != expected) {
