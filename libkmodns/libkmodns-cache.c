@@ -21,6 +21,9 @@
  * the same bytes, so it never trusts an older one's results.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "libkmodns-private.h"
@@ -435,6 +438,27 @@ static int cache_index(struct kmodns_module_cache *cache, const char *path)
 	return 0;
 }
 
+/* The cache file mapped whole and at once: a copy would cost a page fault per page. */
+static int map_cache(const char *path, char **data, size_t *size)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	void *p;
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	if (st.st_size == 0)
+		return 0; /* nothing to map: found too short */
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	*data = p;
+	*size = (size_t)st.st_size;
+	return 0;
+}
+
 int kmodns_module_cache_open(struct kmodns_ctx *ctx, const char *path,
 			     struct kmodns_module_cache **out)
 {
@@ -445,7 +469,7 @@ int kmodns_module_cache_open(struct kmodns_ctx *ctx, const char *path,
 	if (cache == NULL)
 		return -ENOMEM;
 	cache->ctx = kmodns_ref(ctx);
-	r = read_file(path, &cache->data, &cache->size);
+	r = map_cache(path, &cache->data, &cache->size);
 	if (r < 0 && r != -ENOENT)
 		INFO(ctx, "%s: ignoring the module cache: %s", path, strerror(-r));
 	if (r >= 0)
@@ -464,7 +488,8 @@ void kmodns_module_cache_free(struct kmodns_module_cache *cache)
 		return;
 	strset_release(&cache->paths);
 	free(cache->entries);
-	free(cache->data);
+	if (cache->data != NULL)
+		munmap(cache->data, cache->size);
 	kmodns_unref(cache->ctx);
 	free(cache);
 }
