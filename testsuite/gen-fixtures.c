@@ -515,8 +515,8 @@ static const struct tree_file tree_chain_files[] = {
 };
 
 /* order: xz and zstd modules listed in modules.order without their suffix, one listed twice,
- * a listed module that does not exist, one module not listed (the only one: kmod's order of
- * unlisted modules is undefined) and a stale copy whose suffix is no module's. */
+ * a listed module that does not exist, three modules not listed (two out of tree) and a stale
+ * copy whose suffix is no module's. */
 #define OR(...) TMOD("order", __VA_ARGS__)
 static const struct fixture tree_order[] = {
 	OR("kernel/drivers/ord/ord_base.ko.xz", "ord_base", .compression = COMP_XZ,
@@ -550,6 +550,19 @@ static const struct fixture tree_order[] = {
 			    { "ord_dash_fn", 0x0da50001u, 0 }, UK_THUNK),
 	   .modinfo = STRINGS("description=order: not in modules.order", "alias=ord-unlisted",
 			      "depends=ord_twice,ord-dash")),
+	/* Out-of-tree modules, as DKMS installs them: not in modules.order either. kmod orders
+	 * the unlisted by its hash table of module names, where these two come apart from
+	 * their paths' order. */
+	OR("extra/ord_extra.ko", "ord_extra",
+	   .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, { "ord_base_fn", 0x0b000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=order: out of tree, in extra/", "alias=ord-extra",
+			      "alias=ord-shared", "depends=ord_base")),
+	OR("updates/dkms/ord_dkms.ko.xz", "ord_dkms", .compression = COMP_XZ,
+	   .exports = NO_EXPORTS,
+	   .undefs = UNDEFS(UK_FENTRY, UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=order: out of tree, in updates/dkms/",
+			      "alias=ord-dkms", "alias=ord-shared", "depends=")),
 	/* A backup copy left next to a module: its suffix makes it no module. */
 	OR("kernel/drivers/ord/ord_stale.ko.old", "ord_stale",
 	   .exports = EXPORTS(EXG("ord_base_fn", 0x0b000002u)),

@@ -429,6 +429,7 @@ struct mod {
 	char *name;       /* kernel name: base name up to the first '.', '-' as '_' */
 	struct kmodns_module *ns;
 	long sort_idx;
+	uint32_t name_bucket; /* in kmod's table of modules by name */
 	size_t idx;
 	struct mod **deps;
 	size_t n_deps, deps_capacity;
@@ -739,16 +740,68 @@ static int depmod_add_files(struct depmod *dm, char **files, size_t n_files)
 	return 0;
 }
 
+/* kmod's hash tables, whose order shows in its files: modules by name, symbols. */
+#define MODULES_BY_NAME_BUCKETS 512u
+#define SYMBOLS_BUCKETS 2048u
+
+/* SuperFastHash (Paul Hsieh), over 16-bit words in host order, as kmod's hash table uses. */
+static uint32_t superfast_hash(const char *key, size_t len)
+{
+	uint32_t hash = (uint32_t)len, tmp;
+	size_t rem = len & 3, n = len / 4;
+	uint16_t w0, w1;
+
+	for (; n > 0; n--, key += 4) {
+		memcpy(&w0, key, 2);
+		memcpy(&w1, key + 2, 2);
+		hash += w0;
+		tmp = ((uint32_t)w1 << 11) ^ hash;
+		hash = (hash << 16) ^ tmp;
+		hash += hash >> 11;
+	}
+	switch (rem) {
+	case 3:
+		memcpy(&w0, key, 2);
+		hash += w0;
+		hash ^= hash << 16;
+		hash ^= (uint32_t)(int32_t)(signed char)key[2] << 18;
+		hash += hash >> 11;
+		break;
+	case 2:
+		memcpy(&w0, key, 2);
+		hash += w0;
+		hash ^= hash << 11;
+		hash += hash >> 17;
+		break;
+	case 1:
+		hash += (uint32_t)(int32_t)(signed char)*key;
+		hash ^= hash << 10;
+		hash += hash >> 1;
+		break;
+	}
+	hash ^= hash << 3;
+	hash += hash >> 5;
+	hash ^= hash << 4;
+	hash += hash >> 17;
+	hash ^= hash << 25;
+	hash += hash >> 6;
+	return hash;
+}
+
 static int mod_sort_cmp(const void *a, const void *b)
 {
 	const struct mod *x = *(struct mod *const *)a, *y = *(struct mod *const *)b;
 
 	if (x->sort_idx != y->sort_idx)
 		return x->sort_idx < y->sort_idx ? -1 : 1;
-	return strcmp(x->relpath, y->relpath);
+	if (x->name_bucket != y->name_bucket)
+		return x->name_bucket < y->name_bucket ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
-/* modules.order first, in its order; the rest after, by path. */
+/* modules.order first, in its order; the rest after in the order of kmod's table of modules by
+ * name (512 buckets, each sorted by name), which is where kmod leaves them: for DKMS's modules,
+ * never listed, that order decides modules.dep and the priorities in the indexes. */
 static int depmod_sort(struct depmod *dm)
 {
 	_cleanup_free_ char *path = NULL, *data = NULL;
@@ -776,8 +829,10 @@ static int depmod_sort(struct depmod *dm)
 		}
 	}
 	for (i = 0; i < dm->n_mods; i++) {
-		long k = strset_find(&order, dm->mods[i]->uncrelpath);
-		dm->mods[i]->sort_idx = k >= 0 ? line_of[k] - line - 1 : 0;
+		struct mod *m = dm->mods[i];
+		long k = strset_find(&order, m->uncrelpath);
+		m->sort_idx = k >= 0 ? line_of[k] - line - 1 : 0;
+		m->name_bucket = superfast_hash(m->name, strlen(m->name)) & (MODULES_BY_NAME_BUCKETS - 1);
 	}
 	strset_release(&order);
 	qsort(dm->mods, dm->n_mods, sizeof(*dm->mods), mod_sort_cmp);
@@ -1462,50 +1517,6 @@ static int output_softdeps(struct depmod *dm, FILE *out, const char *key, const 
 	return 0;
 }
 
-/* SuperFastHash (Paul Hsieh), over 16-bit words in host order, as kmod's hash table uses. */
-static uint32_t superfast_hash(const char *key, size_t len)
-{
-	uint32_t hash = (uint32_t)len, tmp;
-	size_t rem = len & 3, n = len / 4;
-	uint16_t w0, w1;
-
-	for (; n > 0; n--, key += 4) {
-		memcpy(&w0, key, 2);
-		memcpy(&w1, key + 2, 2);
-		hash += w0;
-		tmp = ((uint32_t)w1 << 11) ^ hash;
-		hash = (hash << 16) ^ tmp;
-		hash += hash >> 11;
-	}
-	switch (rem) {
-	case 3:
-		memcpy(&w0, key, 2);
-		hash += w0;
-		hash ^= hash << 16;
-		hash ^= (uint32_t)(int32_t)(signed char)key[2] << 18;
-		hash += hash >> 11;
-		break;
-	case 2:
-		memcpy(&w0, key, 2);
-		hash += w0;
-		hash ^= hash << 11;
-		hash += hash >> 17;
-		break;
-	case 1:
-		hash += (uint32_t)(int32_t)(signed char)*key;
-		hash ^= hash << 10;
-		hash += hash >> 1;
-		break;
-	}
-	hash ^= hash << 3;
-	hash += hash >> 5;
-	hash ^= hash << 4;
-	hash += hash >> 17;
-	hash ^= hash << 25;
-	hash += hash >> 6;
-	return hash;
-}
-
 struct symbol_row {
 	uint32_t bucket;
 	const char *name;
@@ -1534,7 +1545,7 @@ static int output_symbols(struct depmod *dm, FILE *out, struct kmodns_index_buil
 		const char *name = dm->symbols.items[i];
 		if (dm->owners[i].owner == NULL)
 			continue;
-		rows[n++] = (struct symbol_row){ superfast_hash(name, strlen(name)) & 2047, name,
+		rows[n++] = (struct symbol_row){ superfast_hash(name, strlen(name)) & (SYMBOLS_BUCKETS - 1), name,
 						 dm->owners[i].owner };
 	}
 	qsort(rows, n, sizeof(*rows), symbol_row_cmp);
