@@ -463,7 +463,6 @@ struct depmod {
 	struct kmodns_symvers *vmlinux;
 	char *vmlinux_image;       /* the kernel image they came from, if so: kept in the cache */
 	struct stat vmlinux_image_st;
-	const char *symvers;       /* -E */
 	pthread_t vmlinux_thread;  /* reads them while the modules are read */
 	bool ns_check;
 	/* modules read by an earlier run, unless --no-cache */
@@ -885,9 +884,8 @@ static void depmod_find_vmlinux_namespaces(struct depmod *dm)
 	struct stat st;
 	size_t i;
 
-	dm->vmlinux = NULL;
-	if (dm->symvers != NULL) {
-		kmodns_symvers_new_from_file(dm->ctx, dm->symvers, &dm->vmlinux);
+	if (dm->vmlinux != NULL) {
+		return; /* -E, read with the kernel's CRCs */
 	} else if (vmlinux_source_exists(path, sizeof(path), cfg->dirname, "build/Module.symvers", "", &st)) {
 		kmodns_symvers_new_from_file(dm->ctx, path, &dm->vmlinux);
 	} else {
@@ -1107,7 +1105,8 @@ static int depmod_load_system_map(struct depmod *dm, const char *path)
 	return 0;
 }
 
-/* -E Module.symvers: the vmlinux rows are the kernel's exports, with their CRCs. */
+/* -E Module.symvers: the vmlinux rows are the kernel's exports, with their CRCs; the table is
+ * kept as vmlinux's namespaces. */
 static int depmod_load_symvers(struct depmod *dm, const char *path)
 {
 	struct kmodns_symvers *sv;
@@ -1129,7 +1128,8 @@ static int depmod_load_symvers(struct depmod *dm, const char *path)
 			r = depmod_add_symbol(dm, skip_prefix(dm, kmodns_export_get_symbol(e)), NULL,
 					      NULL, has_crc, crc);
 	}
-	kmodns_symvers_unref(sv);
+	/* the same table gives vmlinux's namespaces */
+	dm->vmlinux = sv;
 	return r;
 }
 
@@ -1992,7 +1992,7 @@ int main(int argc, char *argv[])
 				return EXIT_FAILURE;
 			config_paths[n_config_paths++] = optarg;
 			break;
-		case 'E': symvers = optarg; dm.symvers = optarg; cfg.check_symvers = true; break;
+		case 'E': symvers = optarg; cfg.check_symvers = true; break;
 		case 'F': system_map = optarg; break;
 		case 'e': cfg.print_unknown = true; break;
 		case 'u': case 'q': case 'r':
