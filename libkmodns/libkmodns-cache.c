@@ -333,45 +333,41 @@ static bool file_key_matches(struct cursor *c, const struct stat *st)
 	       get_u64(c) == (uint64_t)st->st_mtim.tv_nsec && get_u64(c) == (uint64_t)st->st_ino;
 }
 
-/* The kernel image's exports at c (past its file key), as a table; NULL in *sv when bad. */
-static void read_vmlinux_exports(const struct kmodns_module_cache *cache, struct cursor *c,
-				 struct kmodns_symvers **sv)
+/* The kernel image's exports at c (past its file key), to its end, as a table: -EBADMSG when
+ * they do not parse (the file's checksum held: a writer's bug), -ENOMEM. */
+static int read_vmlinux_exports(const struct kmodns_module_cache *cache, struct cursor *c,
+				struct kmodns_symvers **sv)
 {
 	size_t n = get_count(c, 14), i;
 	_cleanup_free_ char *symbol = NULL, *ns = NULL;
+	int r = 0;
 
-	*sv = c->bad ? NULL : kmodns_symvers_new_empty(cache->ctx);
-	for (i = 0; i < n && *sv != NULL && !c->bad; i++) {
+	*sv = kmodns_symvers_new_empty(cache->ctx);
+	if (*sv == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n && !c->bad && r >= 0; i++) {
 		size_t slen, nlen;
 		const char *s = get_str(c, &slen), *p = get_str(c, &nlen);
 		enum kmodns_export_type type = get_u8(c);
 		bool has_crc = get_u8(c);
 		uint32_t crc = get_u32(c);
+		if (c->bad || memchr(s, '\0', slen) != NULL || memchr(p, '\0', nlen) != NULL ||
+		    type > KMODNS_EXPORT_UNUSED_SYMBOL_GPL)
+			break;
 		free(symbol);
 		free(ns);
-		symbol = s ? strndup(s, slen) : NULL;
-		ns = p ? strndup(p, nlen) : NULL;
-		if (symbol == NULL || ns == NULL || type > KMODNS_EXPORT_UNUSED_SYMBOL_GPL ||
-		    strlen(symbol) != slen || strlen(ns) != nlen ||
-		    kmodns_symvers_add(*sv, symbol, "vmlinux", ns, type, has_crc, crc) <= 0)
-			c->bad = true;
+		symbol = strndup(s, slen);
+		ns = strndup(p, nlen);
+		r = symbol == NULL || ns == NULL ? -ENOMEM :
+		    kmodns_symvers_add(*sv, symbol, "vmlinux", ns, type, has_crc, crc);
+		if (r == 0)
+			r = -EBADMSG; /* a symbol twice: no writer does that */
 	}
-	if (c->bad)
+	if (r >= 0 && (i < n || c->bad || c->p != c->end))
+		r = -EBADMSG;
+	if (r < 0)
 		*sv = kmodns_symvers_unref(*sv);
-}
-
-/* The kernel image's part at c: its key skipped, its exports read. */
-static void read_vmlinux(const struct kmodns_module_cache *cache, struct cursor *c,
-			 struct kmodns_symvers **sv)
-{
-	size_t len;
-
-	get_str(c, &len);
-	get_u64(c);
-	get_u64(c);
-	get_u64(c);
-	get_u64(c);
-	read_vmlinux_exports(cache, c, sv);
+	return r < 0 ? r : 0;
 }
 
 static int cache_damaged(struct kmodns_module_cache *cache, const char *path, const char *why)
@@ -426,12 +422,10 @@ static int cache_index(struct kmodns_module_cache *cache, const char *path)
 		}
 		cache->entries[cache->paths.count - 1] = (struct cache_entry){ at, entry_len };
 	}
+	/* the kernel image's part, last: parsed only when asked for, by its key */
 	if (get_u8(&c)) {
-		struct kmodns_symvers *sv = NULL;
 		cache->vmlinux_offset = (size_t)(c.p - cache->data);
-		/* checked whole now, so that a later lookup cannot fail halfway */
-		read_vmlinux(cache, &c, &sv);
-		kmodns_symvers_unref(sv);
+		c.p = c.end;
 	}
 	if (c.bad || c.p != c.end)
 		return cache_damaged(cache, path, "inconsistent entries");
@@ -629,6 +623,5 @@ int kmodns_module_cache_get_vmlinux(const struct kmodns_module_cache *cache, con
 	p = get_str(&c, &len);
 	if (p == NULL || len != strlen(path) || memcmp(p, path, len) != 0 || !file_key_matches(&c, st))
 		return -ENOENT;
-	read_vmlinux_exports(cache, &c, sv);
-	return *sv != NULL ? 0 : -ENOMEM;
+	return read_vmlinux_exports(cache, &c, sv);
 }

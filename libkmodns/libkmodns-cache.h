@@ -41,7 +41,7 @@ bool kmodns_module_cache_has(const struct kmodns_module_cache *cache, const char
 /*
  * vmlinux's exports read earlier from the kernel image at path, if st (a stat of
  * path now) matches: a table as kmodns_symvers_new_from_vmlinuz would have
- * returned. -ENOENT when absent or stale.
+ * returned. -ENOENT when absent or stale, -EBADMSG when unusable.
  */
 int kmodns_module_cache_get_vmlinux(const struct kmodns_module_cache *cache, const char *path,
 				    const struct stat *st, struct kmodns_symvers **sv);
