@@ -289,8 +289,47 @@ static int decompress_lz4_legacy(struct kmodns_ctx *ctx, const char *label, cons
 	return 0;
 }
 
+/* in, of in_size bytes, decompressed by its magic into out's buffer. Plain bytes are taken
+ * from *own when the caller hands over the buffer holding them (own not NULL), else copied. */
 static int image_decompress(struct kmodns_ctx *ctx, const void *in, size_t in_size, const char *label,
-			    struct outbuf *out, struct kmodns_image *image);
+			    struct outbuf *out, char **own, struct kmodns_image *image)
+{
+	int r;
+
+	image->compression = detect_compression(in, in_size);
+	switch (image->compression) {
+	case KMODNS_COMPRESSION_NONE:
+		/* libelf may convert in place, so it gets its own writable copy. */
+		if (own != NULL) {
+			image->data = TAKE_PTR(*own);
+		} else {
+			image->data = malloc(in_size);
+			if (image->data == NULL)
+				return -ENOMEM;
+			memcpy(image->data, in, in_size);
+		}
+		image->size = in_size;
+		return 0;
+	case KMODNS_COMPRESSION_XZ:
+		r = decompress_xz(ctx, label, in, in_size, out);
+		break;
+	case KMODNS_COMPRESSION_ZSTD:
+		r = decompress_zstd(ctx, label, in, in_size, out);
+		break;
+	case KMODNS_COMPRESSION_GZIP:
+		r = decompress_gzip(ctx, label, in, in_size, out);
+		break;
+	default:
+		r = -EINVAL;
+	}
+	if (r < 0) {
+		free(out->data);
+		return r;
+	}
+	image->data = out->data;
+	image->size = out->size;
+	return 0;
+}
 
 int kmodns_payload_decompress(struct kmodns_ctx *ctx, const char *label, const void *in,
 			      size_t in_size, size_t expected, struct kmodns_image *image)
@@ -316,44 +355,7 @@ int kmodns_payload_decompress(struct kmodns_ctx *ctx, const char *label, const v
 		    in_size > 3 ? m[3] : 0);
 		return -ENOEXEC;
 	}
-	return image_decompress(ctx, in, in_size, label, &out, image);
-}
-
-/* in, of in_size bytes, decompressed by its magic into out's buffer (plain bytes copied). */
-static int image_decompress(struct kmodns_ctx *ctx, const void *in, size_t in_size, const char *label,
-			    struct outbuf *out, struct kmodns_image *image)
-{
-	int r;
-
-	image->compression = detect_compression(in, in_size);
-	switch (image->compression) {
-	case KMODNS_COMPRESSION_NONE:
-		/* libelf may convert in place, so it gets its own writable copy. */
-		image->data = malloc(in_size);
-		if (image->data == NULL)
-			return -ENOMEM;
-		memcpy(image->data, in, in_size);
-		image->size = in_size;
-		return 0;
-	case KMODNS_COMPRESSION_XZ:
-		r = decompress_xz(ctx, label, in, in_size, out);
-		break;
-	case KMODNS_COMPRESSION_ZSTD:
-		r = decompress_zstd(ctx, label, in, in_size, out);
-		break;
-	case KMODNS_COMPRESSION_GZIP:
-		r = decompress_gzip(ctx, label, in, in_size, out);
-		break;
-	default:
-		r = -EINVAL;
-	}
-	if (r < 0) {
-		free(out->data);
-		return r;
-	}
-	image->data = out->data;
-	image->size = out->size;
-	return 0;
+	return image_decompress(ctx, in, in_size, label, &out, NULL, image);
 }
 
 int kmodns_image_load(struct kmodns_ctx *ctx, const char *path, const void *in, size_t in_size,
@@ -375,12 +377,5 @@ int kmodns_image_load(struct kmodns_ctx *ctx, const char *path, const void *in, 
 		ERR(ctx, "%s: empty file", label);
 		return -ENOEXEC;
 	}
-	/* a plain file read here is the image itself, no copy needed */
-	if (raw != NULL && detect_compression(in, in_size) == KMODNS_COMPRESSION_NONE) {
-		image->compression = KMODNS_COMPRESSION_NONE;
-		image->data = TAKE_PTR(raw);
-		image->size = in_size;
-		return 0;
-	}
-	return image_decompress(ctx, in, in_size, label, &out, image);
+	return image_decompress(ctx, in, in_size, label, &out, raw != NULL ? &raw : NULL, image);
 }
