@@ -7,6 +7,7 @@
  *   body    str library version, u32 entry count, then per entry:
  *           u32 length of the rest of the entry,
  *           str path, u64 size, i64 mtime s, u64 mtime ns, u64 inode,
+ *           SHA-256 of the rest of the entry (the module's content, whatever its key),
  *           the module: str name, u8 has vermagic, str vermagic, u8 compression,
  *           u8 ELF class, u8 big endian, u32 raw import count,
  *           u32 n + exports (str symbol, str namespace, u8 type, u8 has CRC, u32 CRC),
@@ -19,11 +20,17 @@
  *
  * The library version is part of the key: a newer reader may learn more from
  * the same bytes, so it never trusts an older one's results.
+ *
+ * A run stamp, a small file beside it, has the same header ("kmodnsS\n") and
+ * the body: str library version, 32 bytes of the run's inputs digest, u32 count,
+ * then per file: str path, u64 size, i64 mtime s, u64 mtime ns, u64 inode,
+ * u8 has digest, and if so the 32-byte SHA-256 of the module's entry.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <openssl/evp.h>
 #include <zlib.h>
 
 #include "libkmodns-private.h"
@@ -31,7 +38,9 @@
 
 #define CACHE_MAGIC "kmodnsC\n"
 #define CACHE_BYTE_ORDER 0x01020304u
-#define CACHE_FORMAT 2u
+#define CACHE_FORMAT 3u
+#define STAMP_MAGIC "kmodnsS\n"
+#define STAMP_FORMAT 1u
 #define CACHE_HEADER_SIZE 32
 
 struct kmodns_module_cache {
@@ -41,6 +50,7 @@ struct kmodns_module_cache {
 	struct strset paths; /* index i: entries[i] */
 	struct cache_entry {
 		size_t offset, length; /* of the entry's bytes after its length field */
+		size_t content;        /* of its digest, which the module's content follows */
 	} *entries;
 	size_t entries_capacity;
 	size_t vmlinux_offset; /* of the kernel image's path, 0 when there is none */
@@ -117,14 +127,10 @@ void kmodns_module_cache_writer_free(struct kmodns_module_cache_writer *w)
 	free(w);
 }
 
-int kmodns_module_cache_writer_add(struct kmodns_module_cache_writer *w,
-				   const struct kmodns_module *mod, const struct stat *st)
+/* The module's content as an entry holds it after the key and digest. */
+static void put_module(struct kmodns_module_cache_writer *w, const struct kmodns_module *mod)
 {
-	size_t start = w->size, i;
-	uint32_t len;
-
-	put_u32(w, 0); /* the entry's length, set below */
-	put_file_key(w, mod->path, st);
+	size_t i;
 
 	put_str(w, mod->name);
 	put_u8(w, mod->vermagic != NULL);
@@ -163,6 +169,29 @@ int kmodns_module_cache_writer_add(struct kmodns_module_cache_writer *w,
 		put_str(w, mod->versions[i].name);
 		put_u32(w, mod->versions[i].crc);
 	}
+}
+
+static int sha256(const void *data, size_t size, uint8_t digest[KMODNS_CACHE_DIGEST_SIZE])
+{
+	return EVP_Digest(data, size, digest, NULL, EVP_sha256(), NULL) == 1 ? 0 : -EIO;
+}
+
+int kmodns_module_cache_digest(const struct kmodns_module *mod, uint8_t digest[KMODNS_CACHE_DIGEST_SIZE])
+{
+	struct kmodns_module_cache_writer w = { 0 };
+	int r;
+
+	put_module(&w, mod);
+	r = w.error < 0 ? w.error : sha256(w.body, w.size, digest);
+	free(w.body);
+	return r;
+}
+
+/* Closes the entry begun at start: its length field, and the count. */
+static int close_entry(struct kmodns_module_cache_writer *w, size_t start)
+{
+	uint32_t len;
+
 	if (w->error)
 		return w->error;
 	if (w->size - start - sizeof(len) > UINT32_MAX)
@@ -173,20 +202,47 @@ int kmodns_module_cache_writer_add(struct kmodns_module_cache_writer *w,
 	return 0;
 }
 
+int kmodns_module_cache_writer_add(struct kmodns_module_cache_writer *w,
+				   const struct kmodns_module *mod, const struct stat *st,
+				   uint8_t digest[KMODNS_CACHE_DIGEST_SIZE])
+{
+	static const uint8_t unset[KMODNS_CACHE_DIGEST_SIZE];
+	size_t start = w->size, digest_at;
+	int r;
+
+	put_u32(w, 0); /* the entry's length, set at its end */
+	put_file_key(w, mod->path, st);
+	digest_at = w->size;
+	put_bytes(w, unset, sizeof(unset));
+	put_module(w, mod);
+	if (w->error)
+		return w->error;
+	/* the digest of the content, the bytes after it */
+	r = sha256(w->body + digest_at + sizeof(unset), w->size - digest_at - sizeof(unset), digest);
+	if (r < 0)
+		return r;
+	memcpy(w->body + digest_at, digest, sizeof(unset));
+	return close_entry(w, start);
+}
+
 int kmodns_module_cache_writer_add_cached(struct kmodns_module_cache_writer *w,
-					  const struct kmodns_module_cache *cache, const char *path)
+					  const struct kmodns_module_cache *cache, const char *path,
+					  const struct stat *st, uint8_t digest[KMODNS_CACHE_DIGEST_SIZE])
 {
 	long at = strset_find(&cache->paths, path);
+	const char *content;
+	size_t start = w->size;
 
 	if (at < 0)
 		return -ENOENT;
-	/* the length field sits right before the entry */
-	put_bytes(w, cache->data + cache->entries[at].offset - sizeof(uint32_t),
-		  cache->entries[at].length + sizeof(uint32_t));
-	if (w->error)
-		return w->error;
-	w->count++;
-	return 0;
+	/* the key as it is now (it may have come fresh by digest), then the rest as it was */
+	content = cache->data + cache->entries[at].content;
+	put_u32(w, 0);
+	put_file_key(w, path, st);
+	put_bytes(w, content, cache->entries[at].offset + cache->entries[at].length -
+				      (size_t)(content - cache->data));
+	memcpy(digest, content, KMODNS_CACHE_DIGEST_SIZE);
+	return close_entry(w, start);
 }
 
 int kmodns_module_cache_writer_set_vmlinux(struct kmodns_module_cache_writer *w, const char *path,
@@ -218,21 +274,18 @@ int kmodns_module_cache_writer_set_vmlinux(struct kmodns_module_cache_writer *w,
 	return 0;
 }
 
-int kmodns_module_cache_writer_write(struct kmodns_module_cache_writer *w, FILE *out)
+/* Writes the header (magic, byte order, format, body size and CRC) and w's body to out. */
+static int write_file(struct kmodns_module_cache_writer *w, const char *magic, uint32_t format, FILE *out)
 {
-	char header[CACHE_HEADER_SIZE] = CACHE_MAGIC;
-	uint32_t order = CACHE_BYTE_ORDER, format = CACHE_FORMAT, crc;
-	size_t count_at = sizeof(uint32_t) + strlen(PACKAGE_VERSION);
-	uint64_t size;
+	char header[CACHE_HEADER_SIZE];
+	uint32_t order = CACHE_BYTE_ORDER, crc;
+	uint64_t size = w->size;
 
-	put_u8(w, w->vmlinux != NULL);
-	if (w->vmlinux != NULL)
-		put_bytes(w, w->vmlinux->body, w->vmlinux->size);
 	if (w->error)
 		return w->error;
-	size = w->size;
-	memcpy(w->body + count_at, &w->count, sizeof(w->count));
 	crc = (uint32_t)crc32(0, (const Bytef *)w->body, (uInt)w->size);
+	memset(header, 0, sizeof(header));
+	memcpy(header, magic, 8);
 	memcpy(header + 8, &order, 4);
 	memcpy(header + 12, &format, 4);
 	memcpy(header + 16, &size, 8);
@@ -241,6 +294,67 @@ int kmodns_module_cache_writer_write(struct kmodns_module_cache_writer *w, FILE 
 	    fwrite(w->body, 1, w->size, out) != w->size || fflush(out) != 0)
 		return -errno;
 	return 0;
+}
+
+/* The body begins with the library version, then (after skip bytes) the entry count. */
+static void set_count(struct kmodns_module_cache_writer *w, size_t skip)
+{
+	size_t count_at = sizeof(uint32_t) + strlen(PACKAGE_VERSION) + skip;
+
+	if (w->error == 0)
+		memcpy(w->body + count_at, &w->count, sizeof(w->count));
+}
+
+int kmodns_module_cache_writer_write(struct kmodns_module_cache_writer *w, FILE *out)
+{
+	put_u8(w, w->vmlinux != NULL);
+	if (w->vmlinux != NULL)
+		put_bytes(w, w->vmlinux->body, w->vmlinux->size);
+	set_count(w, 0);
+	return write_file(w, CACHE_MAGIC, CACHE_FORMAT, out);
+}
+
+/* ---- writing a run stamp ------------------------------------------------------------------ */
+
+struct kmodns_run_stamp_writer {
+	struct kmodns_module_cache_writer w;
+};
+
+struct kmodns_run_stamp_writer *kmodns_run_stamp_writer_new(const uint8_t inputs[KMODNS_CACHE_DIGEST_SIZE])
+{
+	struct kmodns_run_stamp_writer *sw = calloc(1, sizeof(*sw));
+
+	if (sw != NULL) {
+		put_str(&sw->w, PACKAGE_VERSION);
+		put_bytes(&sw->w, inputs, KMODNS_CACHE_DIGEST_SIZE);
+		put_u32(&sw->w, 0); /* the count, set when written */
+	}
+	return sw;
+}
+
+void kmodns_run_stamp_writer_free(struct kmodns_run_stamp_writer *sw)
+{
+	if (sw == NULL)
+		return;
+	free(sw->w.body);
+	free(sw);
+}
+
+int kmodns_run_stamp_writer_add(struct kmodns_run_stamp_writer *sw, const char *path,
+				const struct stat *st, const uint8_t *digest)
+{
+	put_file_key(&sw->w, path, st);
+	put_u8(&sw->w, digest != NULL);
+	if (digest != NULL)
+		put_bytes(&sw->w, digest, KMODNS_CACHE_DIGEST_SIZE);
+	sw->w.count++;
+	return sw->w.error;
+}
+
+int kmodns_run_stamp_writer_write(struct kmodns_run_stamp_writer *sw, FILE *out)
+{
+	set_count(&sw->w, KMODNS_CACHE_DIGEST_SIZE);
+	return write_file(&sw->w, STAMP_MAGIC, STAMP_FORMAT, out);
 }
 
 /* ---- reading ------------------------------------------------------------------------------ */
@@ -370,36 +484,50 @@ static int read_vmlinux_exports(const struct kmodns_module_cache *cache, struct 
 	return r < 0 ? r : 0;
 }
 
-static int cache_damaged(struct kmodns_module_cache *cache, const char *path, const char *why)
+static int damaged(struct kmodns_ctx *ctx, const char *path, const char *what, const char *why)
 {
-	INFO(cache->ctx, "%s: ignoring the module cache: %s", path, why);
+	INFO(ctx, "%s: ignoring the %s: %s", path, what, why);
 	return -EBADMSG;
 }
 
-static int cache_index(struct kmodns_module_cache *cache, const char *path)
+/* Checks the header of a file of ours (its magic, byte order, format, size, CRC) and
+ * the library version that begins its body; c is then past that version. */
+static int check_file(struct kmodns_ctx *ctx, const char *data, size_t size, const char *magic,
+		      uint32_t expected_format, const char *path, const char *what, struct cursor *c)
 {
 	const char *version;
 	uint32_t order, format, crc;
 	uint64_t body_size;
-	size_t len, n, i;
-	struct cursor c;
+	size_t len;
 
-	if (cache->size < CACHE_HEADER_SIZE || memcmp(cache->data, CACHE_MAGIC, 8) != 0)
-		return cache_damaged(cache, path, "not a kmodns cache");
-	memcpy(&order, cache->data + 8, 4);
-	memcpy(&format, cache->data + 12, 4);
-	memcpy(&body_size, cache->data + 16, 8);
-	memcpy(&crc, cache->data + 24, 4);
-	if (order != CACHE_BYTE_ORDER || format != CACHE_FORMAT)
-		return cache_damaged(cache, path, "written in another format");
-	if (body_size != cache->size - CACHE_HEADER_SIZE)
-		return cache_damaged(cache, path, "truncated");
-	if (crc != (uint32_t)crc32(0, (const Bytef *)cache->data + CACHE_HEADER_SIZE, (uInt)body_size))
-		return cache_damaged(cache, path, "checksum mismatch");
-	c = (struct cursor){ cache->data + CACHE_HEADER_SIZE, cache->data + cache->size, false };
-	version = get_str(&c, &len);
+	if (size < CACHE_HEADER_SIZE || memcmp(data, magic, 8) != 0)
+		return damaged(ctx, path, what, "not a kmodns cache");
+	memcpy(&order, data + 8, 4);
+	memcpy(&format, data + 12, 4);
+	memcpy(&body_size, data + 16, 8);
+	memcpy(&crc, data + 24, 4);
+	if (order != CACHE_BYTE_ORDER || format != expected_format)
+		return damaged(ctx, path, what, "written in another format");
+	if (body_size != size - CACHE_HEADER_SIZE)
+		return damaged(ctx, path, what, "truncated");
+	if (crc != (uint32_t)crc32(0, (const Bytef *)data + CACHE_HEADER_SIZE, (uInt)body_size))
+		return damaged(ctx, path, what, "checksum mismatch");
+	*c = (struct cursor){ data + CACHE_HEADER_SIZE, data + size, false };
+	version = get_str(c, &len);
 	if (version == NULL || len != strlen(PACKAGE_VERSION) || memcmp(version, PACKAGE_VERSION, len) != 0)
-		return cache_damaged(cache, path, "written by another version");
+		return damaged(ctx, path, what, "written by another version");
+	return 0;
+}
+
+static int cache_index(struct kmodns_module_cache *cache, const char *path)
+{
+	size_t n, i;
+	struct cursor c;
+	int r = check_file(cache->ctx, cache->data, cache->size, CACHE_MAGIC, CACHE_FORMAT, path,
+			   "module cache", &c);
+
+	if (r < 0)
+		return r;
 	n = get_count(&c, sizeof(uint32_t));
 	for (i = 0; i < n && !c.bad; i++) {
 		size_t entry_len = get_u32(&c), at = (size_t)(c.p - cache->data), plen;
@@ -410,7 +538,8 @@ static int cache_index(struct kmodns_module_cache *cache, const char *path)
 			break;
 		e.end = c.p;
 		p = get_str(&e, &plen);
-		if (p == NULL || (key = strndup(p, plen)) == NULL) {
+		take(&e, 4 * sizeof(uint64_t)); /* the file key */
+		if (take(&e, KMODNS_CACHE_DIGEST_SIZE) == NULL || (key = strndup(p, plen)) == NULL) {
 			c.bad = true;
 			break;
 		}
@@ -420,7 +549,8 @@ static int cache_index(struct kmodns_module_cache *cache, const char *path)
 			c.bad = true;
 			break;
 		}
-		cache->entries[cache->paths.count - 1] = (struct cache_entry){ at, entry_len };
+		cache->entries[cache->paths.count - 1] =
+			(struct cache_entry){ at, entry_len, (size_t)(e.p - cache->data) - KMODNS_CACHE_DIGEST_SIZE };
 	}
 	/* the kernel image's part, last: parsed only when asked for, by its key */
 	if (get_u8(&c)) {
@@ -428,7 +558,7 @@ static int cache_index(struct kmodns_module_cache *cache, const char *path)
 		c.p = c.end;
 	}
 	if (c.bad || c.p != c.end)
-		return cache_damaged(cache, path, "inconsistent entries");
+		return damaged(cache->ctx, path, "module cache", "inconsistent entries");
 	return 0;
 }
 
@@ -560,37 +690,47 @@ static void read_module(struct cursor *c, struct kmodns_module *mod)
 		c->bad = true;
 }
 
-/* A cursor past the key of path's entry when the key matches st. */
+/*
+ * A cursor over the content of path's entry when it is fresh: its key matches st, or
+ * its content has the digest given (a run stamp's, for the file as it is now).
+ */
 static bool cache_find_fresh(const struct kmodns_module_cache *cache, const char *path,
-			     const struct stat *st, struct cursor *c)
+			     const struct stat *st, const uint8_t *digest, struct cursor *c)
 {
 	long at = strset_find(&cache->paths, path);
+	const struct cache_entry *e;
+	struct cursor key;
 	size_t len;
 
 	if (at < 0)
 		return false;
-	*c = (struct cursor){ cache->data + cache->entries[at].offset, NULL, false };
-	c->end = c->p + cache->entries[at].length;
-	get_str(c, &len);
-	return file_key_matches(c, st);
+	e = &cache->entries[at];
+	key = (struct cursor){ cache->data + e->offset, cache->data + e->content, false };
+	get_str(&key, &len);
+	if (!file_key_matches(&key, st) &&
+	    (digest == NULL || memcmp(cache->data + e->content, digest, KMODNS_CACHE_DIGEST_SIZE) != 0))
+		return false;
+	*c = (struct cursor){ cache->data + e->content + KMODNS_CACHE_DIGEST_SIZE,
+			      cache->data + e->offset + e->length, false };
+	return true;
 }
 
 bool kmodns_module_cache_has(const struct kmodns_module_cache *cache, const char *path,
-			     const struct stat *st)
+			     const struct stat *st, const uint8_t *digest)
 {
 	struct cursor c;
 
-	return cache_find_fresh(cache, path, st, &c);
+	return cache_find_fresh(cache, path, st, digest, &c);
 }
 
 int kmodns_module_cache_get(const struct kmodns_module_cache *cache, const char *path,
-			    const struct stat *st, struct kmodns_module **out)
+			    const struct stat *st, const uint8_t *digest, struct kmodns_module **out)
 {
 	struct kmodns_module *mod;
 	struct cursor c;
 
 	*out = NULL;
-	if (!cache_find_fresh(cache, path, st, &c))
+	if (!cache_find_fresh(cache, path, st, digest, &c))
 		return -ENOENT;
 	mod = kmodns_module_alloc(cache->ctx, path);
 	if (mod == NULL)
@@ -624,4 +764,116 @@ int kmodns_module_cache_get_vmlinux(const struct kmodns_module_cache *cache, con
 	if (p == NULL || len != strlen(path) || memcmp(p, path, len) != 0 || !file_key_matches(&c, st))
 		return -ENOENT;
 	return read_vmlinux_exports(cache, &c, sv);
+}
+
+/* ---- reading a run stamp ------------------------------------------------------------------ */
+
+struct kmodns_run_stamp {
+	char *data;
+	size_t size;
+	const char *inputs;
+	struct strset paths; /* index i: files[i] */
+	struct stamp_file {
+		const char *key;    /* the file key after the path */
+		const char *digest; /* NULL when it has none */
+	} *files;
+	size_t files_capacity;
+};
+
+static int stamp_index(struct kmodns_ctx *ctx, struct kmodns_run_stamp *stamp, const char *path)
+{
+	size_t n, i;
+	struct cursor c;
+	int r = check_file(ctx, stamp->data, stamp->size, STAMP_MAGIC, STAMP_FORMAT, path, "run stamp", &c);
+
+	if (r < 0)
+		return r;
+	stamp->inputs = take(&c, KMODNS_CACHE_DIGEST_SIZE);
+	n = get_count(&c, sizeof(uint32_t) + 4 * sizeof(uint64_t) + 1);
+	for (i = 0; i < n && !c.bad; i++) {
+		size_t plen;
+		const char *p = get_str(&c, &plen), *key = take(&c, 4 * sizeof(uint64_t)), *digest = NULL;
+		_cleanup_free_ char *name = NULL;
+		if (get_u8(&c))
+			digest = take(&c, KMODNS_CACHE_DIGEST_SIZE);
+		if (c.bad || (name = strndup(p, plen)) == NULL || strset_add(&stamp->paths, name) <= 0 ||
+		    array_reserve((void **)&stamp->files, &stamp->files_capacity, sizeof(*stamp->files),
+				  stamp->paths.count) < 0) {
+			c.bad = true;
+			break;
+		}
+		stamp->files[i] = (struct stamp_file){ key, digest };
+	}
+	if (c.bad || c.p != c.end)
+		return damaged(ctx, path, "run stamp", "inconsistent entries");
+	return 0;
+}
+
+int kmodns_run_stamp_open(struct kmodns_ctx *ctx, const char *path, struct kmodns_run_stamp **out)
+{
+	struct kmodns_run_stamp *stamp = calloc(1, sizeof(*stamp));
+	int r;
+
+	*out = NULL;
+	if (stamp == NULL)
+		return -ENOMEM;
+	r = map_cache(path, &stamp->data, &stamp->size);
+	if (r < 0 && r != -ENOENT)
+		INFO(ctx, "%s: ignoring the run stamp: %s", path, strerror(-r));
+	if (r >= 0)
+		r = stamp_index(ctx, stamp, path);
+	if (r < 0) {
+		kmodns_run_stamp_free(stamp);
+		return r;
+	}
+	*out = stamp;
+	return 0;
+}
+
+void kmodns_run_stamp_free(struct kmodns_run_stamp *stamp)
+{
+	if (stamp == NULL)
+		return;
+	strset_release(&stamp->paths);
+	free(stamp->files);
+	if (stamp->data != NULL)
+		munmap(stamp->data, stamp->size);
+	free(stamp);
+}
+
+bool kmodns_run_stamp_inputs_equal(const struct kmodns_run_stamp *stamp,
+				   const uint8_t inputs[KMODNS_CACHE_DIGEST_SIZE])
+{
+	return memcmp(stamp->inputs, inputs, KMODNS_CACHE_DIGEST_SIZE) == 0;
+}
+
+size_t kmodns_run_stamp_get_count(const struct kmodns_run_stamp *stamp)
+{
+	return stamp->paths.count;
+}
+
+const char *kmodns_run_stamp_get_path(const struct kmodns_run_stamp *stamp, size_t i)
+{
+	return stamp->paths.items[i];
+}
+
+bool kmodns_run_stamp_key_matches(const struct kmodns_run_stamp *stamp, size_t i, const struct stat *st)
+{
+	struct cursor c = { stamp->files[i].key, stamp->files[i].key + 4 * sizeof(uint64_t), false };
+
+	return file_key_matches(&c, st);
+}
+
+const uint8_t *kmodns_run_stamp_get_digest(const struct kmodns_run_stamp *stamp, size_t i)
+{
+	return (const uint8_t *)stamp->files[i].digest;
+}
+
+const uint8_t *kmodns_run_stamp_get_fresh_digest(const struct kmodns_run_stamp *stamp, const char *path,
+						 const struct stat *st)
+{
+	long i = stamp ? strset_find(&stamp->paths, path) : -1;
+
+	return i >= 0 && kmodns_run_stamp_key_matches(stamp, (size_t)i, st) ?
+		       kmodns_run_stamp_get_digest(stamp, (size_t)i) : NULL;
 }

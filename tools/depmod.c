@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <openssl/evp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <regex.h>
@@ -32,6 +33,8 @@
 #define DEFAULT_MODULE_DIR "/lib/modules"
 /* Our cache of read modules, beside the indexes (Debian's kernel postrm removes modules.*). */
 #define CACHE_NAME "modules.kmodns.cache"
+/* What the last complete run wrote and from what: if nothing changed since, nothing is rewritten. */
+#define STAMP_NAME "modules.kmodns.stamp"
 
 static const char options_short[] = "aAb:o:m:C:E:F:euqrvnP:wVh";
 static const struct option options[] = {
@@ -133,6 +136,7 @@ struct cfg {
 	char **externals; /* directories, in the order written */
 	size_t n_externals;
 	struct strset excludes;
+	struct strset config_files; /* read, in order: inputs of the run stamp */
 };
 
 static void cfg_release(struct cfg *cfg)
@@ -151,6 +155,7 @@ static void cfg_release(struct cfg *cfg)
 	free(cfg->overrides);
 	free(cfg->externals);
 	strset_release(&cfg->excludes);
+	strset_release(&cfg->config_files);
 }
 
 /* The version field of override and external lines: "*", or an extended regular expression
@@ -263,6 +268,8 @@ static void cfg_parse_file(struct cfg *cfg, const char *path)
 	size_t cap = 0;
 	unsigned lineno = 0;
 
+	if (strset_add(&cfg->config_files, path) < 0)
+		tool_err("file parse %s: %s", path, strerror(ENOMEM));
 	if (f == NULL) {
 		tool_err("file parse %s: %m", path);
 		return;
@@ -438,6 +445,9 @@ struct mod {
 	struct stat st;                   /* of the file, taken before reading it: the cache key */
 	bool have_st;
 	bool from_cache;                  /* ns came from the cache, not the file */
+	bool read_tried;                  /* ns was read (or failed to be) before the loader ran */
+	uint8_t digest[KMODNS_CACHE_DIGEST_SIZE]; /* of its cache entry, once written */
+	bool have_digest;
 	struct kmodns_requires *requires; /* namespaces its symbols need */
 	char *ns_record;                  /* the record stored in modules.dep.bin */
 };
@@ -468,6 +478,11 @@ struct depmod {
 	/* modules read by an earlier run, unless --no-cache */
 	bool use_cache;
 	struct kmodns_module_cache *cache;
+	/* the last complete run's stamp, and this run's, when this run may have one */
+	bool stamp_wanted;
+	struct kmodns_run_stamp *stamp;
+	uint8_t inputs[KMODNS_CACHE_DIGEST_SIZE];
+	const char *symvers_path, *system_map_path; /* -E, -F */
 };
 
 static void mod_free(struct mod *m)
@@ -497,6 +512,7 @@ static void depmod_release(struct depmod *dm)
 	kmodns_symvers_unref(dm->vmlinux);
 	free(dm->vmlinux_image);
 	kmodns_module_cache_free(dm->cache);
+	kmodns_run_stamp_free(dm->stamp);
 }
 
 static const char *const module_suffixes[] = { ".ko", ".ko.xz", ".ko.zst", ".ko.gz" };
@@ -581,7 +597,9 @@ static bool search_keeps_old(const struct cfg *cfg, const struct mod *old, const
 }
 
 /* Adds a found module file, or lets it replace a same-named one of lower priority. */
-static int depmod_add_module(struct depmod *dm, const char *path, const char *relpath)
+/* st: the file's stat when the caller has one (the cache key), else NULL. */
+static int depmod_add_module(struct depmod *dm, const char *path, const char *relpath,
+			     const struct stat *st)
 {
 	const char *base = strrchr(path, '/');
 	struct mod *m = calloc(1, sizeof(*m));
@@ -598,6 +616,10 @@ static int depmod_add_module(struct depmod *dm, const char *path, const char *re
 	if (!m->path || !m->relpath || !m->uncrelpath || !m->name) {
 		mod_free(m);
 		return -ENOMEM;
+	}
+	if (st != NULL) {
+		m->st = *st;
+		m->have_st = true;
 	}
 	i = strset_find(&dm->mod_names, m->name);
 	if (i >= 0) {
@@ -648,7 +670,7 @@ static int depmod_scan(struct depmod *dm, const char *dir, const char *rel, bool
 	while ((de = readdir(d)) != NULL && r >= 0) {
 		_cleanup_free_ char *path = NULL, *relpath = NULL;
 		struct stat st;
-		bool is_dir;
+		bool is_dir, have_st = false;
 
 		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
 			continue;
@@ -664,14 +686,14 @@ static int depmod_scan(struct depmod *dm, const char *dir, const char *rel, bool
 			is_dir = true;
 		else if (de->d_type == DT_REG)
 			is_dir = false;
-		else if (stat(path, &st) == 0)
+		else if ((have_st = stat(path, &st) == 0))
 			is_dir = S_ISDIR(st.st_mode);
 		else
 			continue;
 		if (is_dir)
 			r = depmod_scan(dm, path, relpath, false);
 		else if (module_suffix_len(de->d_name) > 0)
-			r = depmod_add_module(dm, path, relpath);
+			r = depmod_add_module(dm, path, relpath, have_st ? &st : NULL);
 	}
 	closedir(d);
 	return r;
@@ -730,7 +752,7 @@ static int depmod_add_files(struct depmod *dm, char **files, size_t n_files)
 		}
 		if (path_is_under(path, cfg->dirname))
 			relpath = path + cfg->dirnamelen + 1;
-		r = depmod_add_module(dm, path, relpath);
+		r = depmod_add_module(dm, path, relpath, NULL);
 		if (r < 0) {
 			tool_fatal("could not add module %s: %s", path, strerror(-r));
 			return r;
@@ -939,8 +961,11 @@ struct loader {
 
 static bool mod_is_big(const struct loader *ld, const struct mod *m)
 {
+	const struct depmod *dm = ld->dm;
+
 	return mod_size_guess(m) >= (off_t)BIG_MODULE_BYTES &&
-	       !(ld->dm->cache && kmodns_module_cache_has(ld->dm->cache, m->path, &m->st));
+	       !(dm->cache && kmodns_module_cache_has(dm->cache, m->path, &m->st,
+						     kmodns_run_stamp_get_fresh_digest(dm->stamp, m->path, &m->st)));
 }
 
 /* The next module to read, NULL when all are taken; *big: the caller holds big_lock for it. */
@@ -993,13 +1018,18 @@ static void *load_worker(void *data)
 	bool big;
 
 	while ((m = loader_next(ld, &big)) != NULL) {
-		if (m->have_st && ld->dm->cache &&
-		    kmodns_module_cache_get(ld->dm->cache, m->path, &m->st, &m->ns) == 0) {
+		const struct depmod *dm = ld->dm;
+		if (m->read_tried) {
+			/* read already, when the run stamp was checked */
+		} else if (m->have_st && dm->cache &&
+			   kmodns_module_cache_get(dm->cache, m->path, &m->st,
+						   kmodns_run_stamp_get_fresh_digest(dm->stamp, m->path, &m->st),
+						   &m->ns) == 0) {
 			m->from_cache = true;
 			__atomic_add_fetch(&ld->from_cache, 1, __ATOMIC_RELAXED);
 		} else {
 			/* an unreadable or corrupt module is reported (by the log function) and left out */
-			kmodns_module_new_from_path(ld->dm->ctx, m->path, 0, &m->ns);
+			kmodns_module_new_from_path(dm->ctx, m->path, 0, &m->ns);
 		}
 		if (big)
 			pthread_mutex_unlock(&ld->big_lock);
@@ -1021,11 +1051,16 @@ static int depmod_load_modules(struct depmod *dm)
 	if (dm->use_cache &&
 	    snprintf(path, sizeof(path), "%s/%s", dm->cfg->outdir, CACHE_NAME) < (int)sizeof(path))
 		kmodns_module_cache_open(dm->ctx, path, &dm->cache);
+	/* the stamp knows the content of modules found unchanged, under their new keys, since */
+	if (dm->cache && dm->stamp == NULL &&
+	    snprintf(path, sizeof(path), "%s/%s", dm->cfg->outdir, STAMP_NAME) < (int)sizeof(path))
+		kmodns_run_stamp_open(dm->ctx, path, &dm->stamp);
 	/* vmlinux's exports meanwhile: a kernel image takes as long to decompress as a plain tree to read */
 	vmlinux_threaded = pthread_create(&dm->vmlinux_thread, NULL, vmlinux_loader, dm) == 0;
 	/* the stat before the read is the cache key: a file changed meanwhile is read again next time */
 	for (i = 0; i < dm->n_mods; i++)
-		dm->mods[i]->have_st = stat(dm->mods[i]->path, &dm->mods[i]->st) == 0;
+		if (!dm->mods[i]->have_st)
+			dm->mods[i]->have_st = stat(dm->mods[i]->path, &dm->mods[i]->st) == 0;
 	ld.queue = malloc(dm->n_mods * sizeof(*ld.queue) + 1);
 	ld.deferred = malloc(dm->n_mods * sizeof(*ld.deferred) + 1);
 	if (ld.queue == NULL || ld.deferred == NULL) {
@@ -1726,11 +1761,14 @@ static int output_cache(struct depmod *dm, FILE *out)
 	int r = w ? 0 : -ENOMEM;
 
 	for (i = 0; i < dm->n_mods && r >= 0; i++) {
-		const struct mod *m = dm->mods[i];
+		struct mod *m = dm->mods[i];
 		if (m->from_cache)
-			r = kmodns_module_cache_writer_add_cached(w, dm->cache, m->path);
+			r = kmodns_module_cache_writer_add_cached(w, dm->cache, m->path, &m->st, m->digest);
 		else if (m->ns != NULL && m->have_st)
-			r = kmodns_module_cache_writer_add(w, m->ns, &m->st);
+			r = kmodns_module_cache_writer_add(w, m->ns, &m->st, m->digest);
+		else
+			continue;
+		m->have_digest = r >= 0;
 	}
 	if (r >= 0 && dm->vmlinux_image != NULL)
 		r = kmodns_module_cache_writer_set_vmlinux(w, dm->vmlinux_image, &dm->vmlinux_image_st, dm->vmlinux);
@@ -1859,6 +1897,198 @@ static int output_job_finish(struct output_job *job, bool report)
 	return job->r;
 }
 
+/* ---- the run stamp: a rerun that would write the same bytes writes nothing ---- */
+
+/* Modules found changed beyond this are read by the parallel loader, not one by one here. */
+#define STAMP_REREAD_MAX 64
+
+/* Feeds md with path and its key (size, mtime, inode), or zeroes when it is not there. */
+static void digest_file_key(EVP_MD_CTX *md, const char *path)
+{
+	struct stat st;
+	uint64_t key[4] = { 0 };
+
+	if (stat(path, &st) == 0) {
+		key[0] = (uint64_t)st.st_size;
+		key[1] = (uint64_t)st.st_mtim.tv_sec;
+		key[2] = (uint64_t)st.st_mtim.tv_nsec;
+		key[3] = (uint64_t)st.st_ino;
+	}
+	EVP_DigestUpdate(md, path, strlen(path) + 1);
+	EVP_DigestUpdate(md, key, sizeof(key));
+}
+
+/*
+ * Everything but the modules that the outputs are made of: the options, the
+ * configuration files read, the tree's modules.order and modules.builtin*, and
+ * every place vmlinux's exports may come from, each by its key.
+ */
+static int depmod_inputs_digest(struct depmod *dm)
+{
+	static const char *const tree_files[] = {
+		"modules.order", "modules.builtin", "modules.builtin.modinfo",
+		"build/Module.symvers", "vmlinuz", "vmlinuz.unsigned",
+	};
+	const struct cfg *cfg = dm->cfg;
+	const char flags[] = { cfg->sym_prefix, cfg->print_unknown, cfg->check_symvers, cfg->warn_dups };
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	char path[PATH_MAX];
+	size_t i;
+	int r = -ENOMEM;
+
+	if (md == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
+		goto out;
+	EVP_DigestUpdate(md, PACKAGE_VERSION, sizeof(PACKAGE_VERSION));
+	EVP_DigestUpdate(md, cfg->dirname, strlen(cfg->dirname) + 1);
+	EVP_DigestUpdate(md, flags, sizeof(flags));
+	for (i = 0; i < cfg->config_files.count; i++)
+		digest_file_key(md, cfg->config_files.items[i]);
+	r = -ENAMETOOLONG;
+	for (i = 0; i < ARRAY_SIZE(tree_files); i++) {
+		if (snprintf(path, sizeof(path), "%s/%s", cfg->dirname, tree_files[i]) >= (int)sizeof(path))
+			goto out;
+		digest_file_key(md, path);
+	}
+	if (snprintf(path, sizeof(path), "%s/boot/vmlinuz-%s", cfg->basedir, cfg->kversion) >= (int)sizeof(path))
+		goto out;
+	digest_file_key(md, path);
+	digest_file_key(md, dm->symvers_path ? dm->symvers_path : "");
+	digest_file_key(md, dm->system_map_path ? dm->system_map_path : "");
+	r = EVP_DigestFinal_ex(md, dm->inputs, NULL) == 1 ? 0 : -EIO;
+out:
+	EVP_MD_CTX_free(md);
+	return r;
+}
+
+static int output_path(const struct depmod *dm, const char *name, char *path, size_t size)
+{
+	return snprintf(path, size, "%s/%s", dm->cfg->outdir, name) < (int)size ? 0 : -ENAMETOOLONG;
+}
+
+/* Writes this run's stamp: the key of each output as it is now, each module's key and digest. */
+static int depmod_write_stamp(struct depmod *dm)
+{
+	static const struct output stamp_output = { STAMP_NAME, CACHE, true, NULL, NULL };
+	struct output_job job = { .dm = dm, .o = &stamp_output };
+	struct kmodns_run_stamp_writer *w = kmodns_run_stamp_writer_new(dm->inputs);
+	char path[PATH_MAX];
+	struct stat st;
+	size_t i;
+	int r = w ? 0 : -ENOMEM;
+
+	for (i = 0; i < ARRAY_SIZE(outputs) && r >= 0; i++) {
+		if (outputs[i].kind == CACHE)
+			continue;
+		r = output_path(dm, outputs[i].name, path, sizeof(path));
+		if (r >= 0)
+			r = stat(path, &st) < 0 ? -errno : kmodns_run_stamp_writer_add(w, path, &st, NULL);
+	}
+	for (i = 0; i < dm->n_mods && r >= 0; i++)
+		r = kmodns_run_stamp_writer_add(w, dm->mods[i]->path, &dm->mods[i]->st, dm->mods[i]->digest);
+	if (r < 0) {
+		tool_err("could not write %s/%s: %s", dm->cfg->outdir, STAMP_NAME, strerror(-r));
+	} else if ((r = output_job_open(&job)) >= 0) {
+		job.r = kmodns_run_stamp_writer_write(w, job.f);
+		r = output_job_finish(&job, true);
+		if (r >= 0 && output_path(dm, STAMP_NAME, path, sizeof(path)) >= 0 && rename(job.tmp, path) < 0) {
+			r = -errno;
+			tool_err("could not rename %s to %s: %m", job.tmp, path);
+		}
+		if (r < 0)
+			unlink(job.tmp);
+	}
+	kmodns_run_stamp_writer_free(w);
+	return r;
+}
+
+/* Whether a stamp may stand for this run's outputs: every module read and kept in the cache,
+ * nothing said (a rerun that skips the work would not say it again). */
+static bool depmod_may_stamp(const struct depmod *dm)
+{
+	size_t i;
+
+	if (!dm->stamp_wanted || tool_problem_count() > 0)
+		return false;
+	for (i = 0; i < dm->n_mods; i++)
+		if (!dm->mods[i]->have_digest)
+			return false;
+	return true;
+}
+
+/*
+ * Whether the last run's outputs still stand: its stamp has this run's inputs, every
+ * output is as it was written, and every module is the same file (key) or has the same
+ * content (digest, of the few re-read here).
+ */
+static bool depmod_outputs_unchanged(struct depmod *dm)
+{
+	char path[PATH_MAX];
+	size_t n_outputs = 0, i, k, unchanged = 0, reread = 0;
+	struct stat st;
+
+	if (!dm->stamp_wanted || tool_problem_count() > 0 || depmod_inputs_digest(dm) < 0 ||
+	    output_path(dm, STAMP_NAME, path, sizeof(path)) < 0 ||
+	    kmodns_run_stamp_open(dm->ctx, path, &dm->stamp) < 0 ||
+	    !kmodns_run_stamp_inputs_equal(dm->stamp, dm->inputs))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(outputs); i++) {
+		if (outputs[i].kind == CACHE)
+			continue;
+		k = n_outputs++;
+		if (k >= kmodns_run_stamp_get_count(dm->stamp) || output_path(dm, outputs[i].name, path, sizeof(path)) < 0 ||
+		    !streq(kmodns_run_stamp_get_path(dm->stamp, k), path) || stat(path, &st) < 0 ||
+		    !kmodns_run_stamp_key_matches(dm->stamp, k, &st))
+			return false;
+	}
+	if (kmodns_run_stamp_get_count(dm->stamp) != n_outputs + dm->n_mods)
+		return false;
+	for (i = 0; i < dm->n_mods; i++) {
+		struct mod *m = dm->mods[i];
+		const uint8_t *was = kmodns_run_stamp_get_digest(dm->stamp, n_outputs + i);
+		k = n_outputs + i;
+		if (was == NULL || !streq(kmodns_run_stamp_get_path(dm->stamp, k), m->path))
+			return false;
+		if (!m->have_st && !(m->have_st = stat(m->path, &m->st) == 0))
+			return false;
+		if (kmodns_run_stamp_key_matches(dm->stamp, k, &m->st)) {
+			unchanged++;
+		} else {
+			/* a new file: the same content? (kept if not, for the loader) */
+			if (++reread > STAMP_REREAD_MAX)
+				return false;
+			m->read_tried = true;
+			if (kmodns_module_new_from_path(dm->ctx, m->path, 0, &m->ns) < 0 ||
+			    kmodns_module_cache_digest(m->ns, m->digest) < 0 ||
+			    memcmp(m->digest, was, KMODNS_CACHE_DIGEST_SIZE) != 0)
+				return false;
+		}
+		memcpy(m->digest, was, KMODNS_CACHE_DIGEST_SIZE);
+		m->have_digest = true;
+	}
+	info("depmod: %zu of %zu modules unchanged since the last run\n", unchanged, dm->n_mods);
+	return true;
+}
+
+/* The outputs stand: they are dated now, as if written (depmod -A compares modules.dep's
+ * date with the modules'), and the stamp takes the new keys. */
+static int depmod_touch_outputs(struct depmod *dm)
+{
+	char path[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(outputs); i++) {
+		if (outputs[i].kind == CACHE || output_path(dm, outputs[i].name, path, sizeof(path)) < 0)
+			continue;
+		if (utimensat(AT_FDCWD, path, NULL, 0) < 0) {
+			int r = -errno;
+			tool_err("could not update %s: %m", path);
+			return r;
+		}
+	}
+	info("depmod: the files in %s are up to date: not rewritten\n", dm->cfg->outdir);
+	return depmod_write_stamp(dm);
+}
+
 /*
  * Every file goes to a temporary name in the output directory; only when all
  * are complete are they renamed, so a failed or killed run leaves the
@@ -1868,6 +2098,7 @@ static int output_job_finish(struct output_job *job, bool report)
 static int depmod_output(struct depmod *dm, FILE *to_stdout)
 {
 	struct output_job jobs[ARRAY_SIZE(outputs)];
+	char stamp[PATH_MAX];
 	size_t i;
 	int r = 0;
 
@@ -1905,6 +2136,9 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 		if (r >= 0)
 			r = rj;
 	}
+	/* the last run's stamp no longer stands for what is in place */
+	if (dm->use_cache && output_path(dm, STAMP_NAME, stamp, sizeof(stamp)) >= 0)
+		unlink(stamp);
 	for (i = 0; i < ARRAY_SIZE(outputs); i++) {
 		char final[PATH_MAX];
 		if (jobs[i].tmp[0] == '\0')
@@ -1917,6 +2151,8 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 			tool_err("could not rename %s to %s: %m", jobs[i].tmp, final);
 		}
 	}
+	if (r >= 0 && depmod_may_stamp(dm))
+		r = depmod_write_stamp(dm);
 	return r;
 }
 
@@ -1992,8 +2228,8 @@ int main(int argc, char *argv[])
 				return EXIT_FAILURE;
 			config_paths[n_config_paths++] = optarg;
 			break;
-		case 'E': symvers = optarg; cfg.check_symvers = true; break;
-		case 'F': system_map = optarg; break;
+		case 'E': symvers = dm.symvers_path = optarg; cfg.check_symvers = true; break;
+		case 'F': system_map = dm.system_map_path = optarg; break;
 		case 'e': cfg.print_unknown = true; break;
 		case 'u': case 'q': case 'r':
 			tool_warn("Ignored deprecated option -%c", c);
@@ -2082,6 +2318,14 @@ int main(int argc, char *argv[])
 	}
 	/* 2. modules.order's order */
 	r = depmod_sort(&dm);
+	if (r < 0)
+		goto out;
+	/* the usual rerun (a kernel or DKMS install) finds its output standing */
+	dm.stamp_wanted = dm.use_cache && !to_stdout && n_files == 0 && !dm.ns_check;
+	if (depmod_outputs_unchanged(&dm)) {
+		r = depmod_touch_outputs(&dm);
+		goto out;
+	}
 	/* 3. the kernel's own symbols, then every module, in parallel */
 	if (r >= 0 && system_map)
 		r = depmod_load_system_map(&dm, system_map);

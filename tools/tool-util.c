@@ -4,8 +4,17 @@
 
 #include "tool-util.h"
 
+static unsigned problems;
+
+unsigned tool_problem_count(void)
+{
+	return problems;
+}
+
 static void tool_vlog(const char *level, const char *fmt, va_list args)
 {
+	if (strcmp(level, "INFO") != 0)
+		problems++;
 	fprintf(stderr, "%s: %s: ", program_invocation_short_name, level);
 	vfprintf(stderr, fmt, args);
 	fputc('\n', stderr);
