@@ -156,6 +156,9 @@ stamp_cases() {
 	inodes "$dir" >"$T/inodes"
 	run "$name-ns-check" "$base" "$kver" --ns-check
 	full_run "$name-ns-check-full-run" "$dir"
+	check "$name-ns-check-leaves-no-stamp" [ ! -e "$dir/$stamp" ]
+	run "$name-before-no-cache" "$base" "$kver"
+	check "$name-stamp-before-no-cache" [ -e "$dir/$stamp" ]
 	run "$name-no-cache" "$base" "$kver" --no-cache
 	check "$name-no-cache-removes-stamp" [ ! -e "$dir/$stamp" ]
 	run "$name-after-no-cache" "$base" "$kver"

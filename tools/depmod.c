@@ -2137,7 +2137,7 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 			r = rj;
 	}
 	/* the last run's stamp no longer stands for what is in place */
-	if (dm->use_cache && output_path(dm, STAMP_NAME, stamp, sizeof(stamp)) >= 0)
+	if (output_path(dm, STAMP_NAME, stamp, sizeof(stamp)) >= 0)
 		unlink(stamp);
 	for (i = 0; i < ARRAY_SIZE(outputs); i++) {
 		char final[PATH_MAX];
