@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <openssl/evp.h>
 #include <limits.h>
 #include <pthread.h>
 #include <regex.h>
@@ -24,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <syslog.h>
+#include <openssl/evp.h>
 
 #include "libkmodns.h"
 #include "libkmodns-cache.h"
@@ -1844,6 +1844,7 @@ struct output_job {
 	char tmp[PATH_MAX];
 	FILE *f;
 	int r;
+	struct stat st; /* of the complete file, before it is renamed */
 	pthread_t thread;
 	bool threaded;
 };
@@ -1892,6 +1893,8 @@ static int output_job_finish(struct output_job *job, bool report)
 	if (fclose(job->f) != 0 && job->r >= 0)
 		job->r = -errno;
 	job->f = NULL;
+	if (job->r >= 0 && stat(job->tmp, &job->st) < 0)
+		job->r = -errno;
 	if (job->r < 0 && report)
 		tool_err("could not write %s/%s: %s", job->dm->cfg->outdir, job->o->name, strerror(-job->r));
 	return job->r;
@@ -1965,14 +1968,17 @@ static int output_path(const struct depmod *dm, const char *name, char *path, si
 	return snprintf(path, size, "%s/%s", dm->cfg->outdir, name) < (int)size ? 0 : -ENAMETOOLONG;
 }
 
-/* Writes this run's stamp: the key of each output as it is now, each module's key and digest. */
-static int depmod_write_stamp(struct depmod *dm)
+/*
+ * Writes this run's stamp: keys[i], the key of outputs[i] as this run left it (taken
+ * from its own file, not the name: another depmod may have renamed its own in since),
+ * and each module's key and digest.
+ */
+static int depmod_write_stamp(struct depmod *dm, const struct stat *keys)
 {
 	static const struct output stamp_output = { STAMP_NAME, CACHE, true, NULL, NULL };
 	struct output_job job = { .dm = dm, .o = &stamp_output };
 	struct kmodns_run_stamp_writer *w = kmodns_run_stamp_writer_new(dm->inputs);
 	char path[PATH_MAX];
-	struct stat st;
 	size_t i;
 	int r = w ? 0 : -ENOMEM;
 
@@ -1981,7 +1987,7 @@ static int depmod_write_stamp(struct depmod *dm)
 			continue;
 		r = output_path(dm, outputs[i].name, path, sizeof(path));
 		if (r >= 0)
-			r = stat(path, &st) < 0 ? -errno : kmodns_run_stamp_writer_add(w, path, &st, NULL);
+			r = kmodns_run_stamp_writer_add(w, path, &keys[i], NULL);
 	}
 	for (i = 0; i < dm->n_mods && r >= 0; i++)
 		r = kmodns_run_stamp_writer_add(w, dm->mods[i]->path, &dm->mods[i]->st, dm->mods[i]->digest);
@@ -2073,20 +2079,23 @@ static bool depmod_outputs_unchanged(struct depmod *dm)
  * date with the modules'), and the stamp takes the new keys. */
 static int depmod_touch_outputs(struct depmod *dm)
 {
+	struct stat keys[ARRAY_SIZE(outputs)];
 	char path[PATH_MAX];
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(outputs); i++) {
+		_cleanup_close_ int fd = -1;
 		if (outputs[i].kind == CACHE || output_path(dm, outputs[i].name, path, sizeof(path)) < 0)
 			continue;
-		if (utimensat(AT_FDCWD, path, NULL, 0) < 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || futimens(fd, NULL) < 0 || fstat(fd, &keys[i]) < 0) {
 			int r = -errno;
 			tool_err("could not update %s: %m", path);
 			return r;
 		}
 	}
 	info("depmod: the files in %s are up to date: not rewritten\n", dm->cfg->outdir);
-	return depmod_write_stamp(dm);
+	return depmod_write_stamp(dm, keys);
 }
 
 /*
@@ -2151,8 +2160,12 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 			tool_err("could not rename %s to %s: %m", jobs[i].tmp, final);
 		}
 	}
-	if (r >= 0 && depmod_may_stamp(dm))
-		r = depmod_write_stamp(dm);
+	if (r >= 0 && depmod_may_stamp(dm)) {
+		struct stat keys[ARRAY_SIZE(outputs)];
+		for (i = 0; i < ARRAY_SIZE(outputs); i++)
+			keys[i] = jobs[i].st;
+		r = depmod_write_stamp(dm, keys);
+	}
 	return r;
 }
 
