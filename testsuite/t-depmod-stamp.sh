@@ -128,6 +128,13 @@ stamp_cases() {
 	run "$name-config-options" "$base" "$kver"
 	full_run "$name-other-options-full-run" "$dir"
 
+	# another depmod program (rebuilt, updated): a full run
+	cp "$B/tools/depmod" "$T/depmod-copy"
+	inodes "$dir" >"$T/inodes"
+	$W "$T/depmod-copy" -v -b "$base" "$kver" >"$T/out" 2>"$T/err"
+	full_run "$name-other-program-full-run" "$dir"
+	run "$name-back-to-program" "$base" "$kver"
+
 	# vmlinux's source: a new key is a full run
 	inodes "$dir" >"$T/inodes"
 	touch "$(vmlinux_source "$base" "$kver")"

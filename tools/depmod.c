@@ -1922,9 +1922,9 @@ static void digest_file_key(EVP_MD_CTX *md, const char *path)
 }
 
 /*
- * Everything but the modules that the outputs are made of: the options, the
- * configuration files read, the tree's modules.order and modules.builtin*, and
- * every place vmlinux's exports may come from, each by its key.
+ * Everything but the modules that the outputs are made of: this program, the
+ * options, the configuration files read, the tree's modules.order and
+ * modules.builtin*, and every place vmlinux's exports may come from, each by its key.
  */
 static int depmod_inputs_digest(struct depmod *dm)
 {
@@ -1936,12 +1936,17 @@ static int depmod_inputs_digest(struct depmod *dm)
 	const char flags[] = { cfg->sym_prefix, cfg->print_unknown, cfg->check_symvers, cfg->warn_dups };
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	char path[PATH_MAX];
+	ssize_t len;
 	size_t i;
 	int r = -ENOMEM;
 
 	if (md == NULL || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1)
 		goto out;
 	EVP_DigestUpdate(md, PACKAGE_VERSION, sizeof(PACKAGE_VERSION));
+	/* a rebuilt or updated depmod may write other bytes (without /proc: all zero, as before) */
+	len = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	path[len > 0 ? len : 0] = '\0';
+	digest_file_key(md, path);
 	EVP_DigestUpdate(md, cfg->dirname, strlen(cfg->dirname) + 1);
 	EVP_DigestUpdate(md, flags, sizeof(flags));
 	for (i = 0; i < cfg->config_files.count; i++)
