@@ -473,7 +473,8 @@ struct depmod {
 	struct kmodns_symvers *vmlinux;
 	char *vmlinux_image;       /* the kernel image they came from, if so: kept in the cache */
 	struct stat vmlinux_image_st;
-	pthread_t vmlinux_thread;  /* reads them while the modules are read */
+	pthread_t vmlinux_thread;  /* reads them while the modules are read, and more */
+	bool vmlinux_threaded, vmlinux_done;
 	bool ns_check;
 	/* modules read by an earlier run, unless --no-cache */
 	bool use_cache;
@@ -502,6 +503,9 @@ static void depmod_release(struct depmod *dm)
 {
 	size_t i;
 
+	/* a failed run may end while the kernel image is still being read */
+	if (dm->vmlinux_threaded)
+		pthread_join(dm->vmlinux_thread, NULL);
 	for (i = 0; i < dm->n_mods; i++)
 		mod_free(dm->mods[i]);
 	free(dm->mods);
@@ -925,6 +929,19 @@ static void *vmlinux_loader(void *data)
 	return NULL;
 }
 
+/* vmlinux's exports, once read: a kernel image may still be decompressing in its thread. */
+static void depmod_wait_vmlinux(struct depmod *dm)
+{
+	if (dm->vmlinux_done)
+		return;
+	if (dm->vmlinux_threaded)
+		pthread_join(dm->vmlinux_thread, NULL);
+	else
+		depmod_find_vmlinux_namespaces(dm);
+	dm->vmlinux_threaded = false;
+	dm->vmlinux_done = true;
+}
+
 /* ---- reading the modules, on all cores -------------------------------------- */
 
 /*
@@ -1045,7 +1062,6 @@ static int depmod_load_modules(struct depmod *dm)
 	pthread_t threads[64];
 	size_t n_threads = n < 1 ? 1 : n > 64 ? 64 : (size_t)n, started = 0, i;
 	char path[PATH_MAX];
-	bool vmlinux_threaded;
 
 	/* a missing, damaged or stale cache only costs time: every module is then read */
 	if (dm->use_cache &&
@@ -1056,7 +1072,7 @@ static int depmod_load_modules(struct depmod *dm)
 	    snprintf(path, sizeof(path), "%s/%s", dm->cfg->outdir, STAMP_NAME) < (int)sizeof(path))
 		kmodns_run_stamp_open(dm->ctx, path, &dm->stamp);
 	/* vmlinux's exports meanwhile: a kernel image takes as long to decompress as a plain tree to read */
-	vmlinux_threaded = pthread_create(&dm->vmlinux_thread, NULL, vmlinux_loader, dm) == 0;
+	dm->vmlinux_threaded = pthread_create(&dm->vmlinux_thread, NULL, vmlinux_loader, dm) == 0;
 	/* the stat before the read is the cache key: a file changed meanwhile is read again next time */
 	for (i = 0; i < dm->n_mods; i++)
 		if (!dm->mods[i]->have_st)
@@ -1066,8 +1082,6 @@ static int depmod_load_modules(struct depmod *dm)
 	if (ld.queue == NULL || ld.deferred == NULL) {
 		free(ld.queue);
 		free(ld.deferred);
-		if (vmlinux_threaded)
-			pthread_join(dm->vmlinux_thread, NULL);
 		return -ENOMEM;
 	}
 	memcpy(ld.queue, dm->mods, dm->n_mods * sizeof(*ld.queue));
@@ -1078,10 +1092,6 @@ static int depmod_load_modules(struct depmod *dm)
 	load_worker(&ld);
 	for (i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
-	if (vmlinux_threaded)
-		pthread_join(dm->vmlinux_thread, NULL);
-	else
-		depmod_find_vmlinux_namespaces(dm);
 	free(ld.queue);
 	free(ld.deferred);
 	if (dm->cache)
@@ -1267,11 +1277,16 @@ static const struct kmodns_export *depmod_find_export(void *data, const char *sy
 	return dm->vmlinux ? kmodns_symvers_find(dm->vmlinux, symbol) : NULL;
 }
 
+/* What each module needs, imports, misses: once vmlinux's exports are read. */
 static int depmod_compute_namespaces(struct depmod *dm)
 {
 	size_t i;
 	int r;
 
+	depmod_wait_vmlinux(dm);
+	if (dm->vmlinux == NULL)
+		tool_warn("no Module.symvers or kernel image for %s (use -E): namespaces of vmlinux's exports are unknown",
+			  dm->cfg->kversion);
 	for (i = 0; i < dm->n_mods; i++) {
 		struct mod *m = dm->mods[i];
 		if (m->ns == NULL)
@@ -1782,6 +1797,7 @@ struct output {
 	const char *name;
 	enum output_kind kind;
 	bool ours; /* not written by kmod 30: left out of -n, whose output is kmod's */
+	bool needs_namespaces; /* written once vmlinux's exports are read (the rest meanwhile) */
 	int (*text)(struct depmod *dm, FILE *out);
 	int (*index)(struct depmod *dm, struct kmodns_index_builder *idx);
 };
@@ -1803,19 +1819,19 @@ static int text_weakdeps(struct depmod *dm, FILE *out)
 
 /* What kmod 30 writes, in its order, and modules.weakdep as kmod 33 added it. */
 static const struct output outputs[] = {
-	{ "modules.dep", TEXT, false, text_deps, NULL },
-	{ "modules.dep.bin", INDEX, false, NULL, index_deps },
-	{ "modules.alias", TEXT, false, text_aliases, NULL },
-	{ "modules.alias.bin", INDEX, false, NULL, index_aliases },
-	{ "modules.softdep", TEXT, false, text_softdeps, NULL },
-	{ "modules.weakdep", TEXT, true, text_weakdeps, NULL }, /* kmod 33+; kmod 30 ignores it */
-	{ "modules.symbols", TEXT, false, text_symbols, NULL },
-	{ "modules.symbols.bin", INDEX, false, NULL, index_symbols },
-	{ "modules.builtin.bin", INDEX, false, NULL, output_builtin },
-	{ "modules.builtin.alias.bin", INDEX, false, NULL, output_builtin_alias },
-	{ "modules.devname", TEXT, false, output_devname, NULL },
-	{ "modules.namespaces", TEXT, true, output_namespaces, NULL },
-	{ CACHE_NAME, CACHE, true, output_cache, NULL },
+	{ "modules.dep", TEXT, false, false, text_deps, NULL },
+	{ "modules.dep.bin", INDEX, false, true, NULL, index_deps }, /* with the namespace records */
+	{ "modules.alias", TEXT, false, false, text_aliases, NULL },
+	{ "modules.alias.bin", INDEX, false, false, NULL, index_aliases },
+	{ "modules.softdep", TEXT, false, false, text_softdeps, NULL },
+	{ "modules.weakdep", TEXT, true, false, text_weakdeps, NULL }, /* kmod 33+; kmod 30 ignores it */
+	{ "modules.symbols", TEXT, false, false, text_symbols, NULL },
+	{ "modules.symbols.bin", INDEX, false, false, NULL, index_symbols },
+	{ "modules.builtin.bin", INDEX, false, false, NULL, output_builtin },
+	{ "modules.builtin.alias.bin", INDEX, false, false, NULL, output_builtin_alias },
+	{ "modules.devname", TEXT, false, false, output_devname, NULL },
+	{ "modules.namespaces", TEXT, true, true, output_namespaces, NULL },
+	{ CACHE_NAME, CACHE, true, true, output_cache, NULL }, /* with vmlinux's exports from an image */
 };
 
 static int write_output(struct depmod *dm, const struct output *o, FILE *out)
@@ -1900,6 +1916,25 @@ static int output_job_finish(struct output_job *job, bool report)
 	return job->r;
 }
 
+/* Writes, one after another, the outputs but the cache whose needs_namespaces is as given;
+ * stops at the first failure (reported). */
+static int output_jobs_write(struct output_job *jobs, bool needs_namespaces)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < ARRAY_SIZE(outputs) && r >= 0; i++) {
+		if (outputs[i].needs_namespaces != needs_namespaces || outputs[i].kind == CACHE)
+			continue;
+		r = output_job_open(&jobs[i]);
+		if (r >= 0) {
+			output_job_write(&jobs[i]);
+			r = output_job_finish(&jobs[i], true);
+		}
+	}
+	return r;
+}
+
 /* ---- the run stamp: a rerun that would write the same bytes writes nothing ---- */
 
 /* Modules found changed beyond this are read by the parallel loader, not one by one here. */
@@ -1980,7 +2015,7 @@ static int output_path(const struct depmod *dm, const char *name, char *path, si
  */
 static int depmod_write_stamp(struct depmod *dm, const struct stat *keys)
 {
-	static const struct output stamp_output = { STAMP_NAME, CACHE, true, NULL, NULL };
+	static const struct output stamp_output = { STAMP_NAME, CACHE, true, false, NULL, NULL };
 	struct output_job job = { .dm = dm, .o = &stamp_output };
 	struct kmodns_run_stamp_writer *w = kmodns_run_stamp_writer_new(dm->inputs);
 	char path[PATH_MAX];
@@ -2106,8 +2141,9 @@ static int depmod_touch_outputs(struct depmod *dm)
 /*
  * Every file goes to a temporary name in the output directory; only when all
  * are complete are they renamed, so a failed or killed run leaves the
- * previous set as it was. Our cache, the biggest file and read by no other
- * output, is written by a second thread meanwhile.
+ * previous set as it was. Those that need no namespaces are written while a
+ * kernel image may still be decompressing; our cache, the biggest file and
+ * read by no other output, by a second thread while the last ones are.
  */
 static int depmod_output(struct depmod *dm, FILE *to_stdout)
 {
@@ -2118,6 +2154,7 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 
 	/* -n: kmod 30 shows its text files only */
 	if (to_stdout) {
+		r = depmod_compute_namespaces(dm);
 		for (i = 0; i < ARRAY_SIZE(outputs) && r >= 0; i++)
 			if (outputs[i].kind == TEXT && !outputs[i].ours)
 				r = write_output(dm, &outputs[i], to_stdout);
@@ -2125,7 +2162,11 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 	}
 	for (i = 0; i < ARRAY_SIZE(outputs); i++)
 		jobs[i] = (struct output_job){ .dm = dm, .o = &outputs[i] };
-	/* the cache first, left to run in its thread while the others are written */
+	/* first what needs no namespaces, while a kernel image may still be decompressing */
+	r = output_jobs_write(jobs, false);
+	if (r >= 0)
+		r = depmod_compute_namespaces(dm);
+	/* then the rest, the cache (the biggest file, read by no other output) in its own thread */
 	for (i = 0; i < ARRAY_SIZE(outputs) && r >= 0; i++) {
 		if (outputs[i].kind != CACHE || !dm->use_cache)
 			continue;
@@ -2135,15 +2176,8 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 		if (r >= 0 && !jobs[i].threaded)
 			output_job_write(&jobs[i]);
 	}
-	for (i = 0; i < ARRAY_SIZE(outputs) && r >= 0; i++) {
-		if (outputs[i].kind == CACHE)
-			continue;
-		r = output_job_open(&jobs[i]);
-		if (r >= 0) {
-			output_job_write(&jobs[i]);
-			r = output_job_finish(&jobs[i], true);
-		}
-	}
+	if (r >= 0)
+		r = output_jobs_write(jobs, true);
 	for (i = 0; i < ARRAY_SIZE(outputs); i++) {
 		/* one error line: the first failure's */
 		int rj = output_job_finish(&jobs[i], r >= 0);
@@ -2358,14 +2392,8 @@ int main(int argc, char *argv[])
 	r = depmod_resolve(&dm);
 	if (r >= 0)
 		r = depmod_sort_dependencies(&dm);
-	/* 5. namespaces: what each module needs, imports, misses */
-	if (r >= 0) {
-		if (dm.vmlinux == NULL)
-			tool_warn("no Module.symvers or kernel image for %s (use -E): namespaces of vmlinux's exports are unknown",
-				  cfg.kversion);
-		r = depmod_compute_namespaces(&dm);
-	}
-	/* 6. the files; with --ns-check, written all the same, then the verdict */
+	/* 5. the files, and the namespaces (what each module needs, imports, misses) once the
+	 * kernel image is read; with --ns-check, written all the same, then the verdict */
 	if (r >= 0 && outdir && !to_stdout && (r = mkdir_parents(cfg.outdir)) < 0)
 		tool_err("could not create directory %s: %s", cfg.outdir, strerror(-r));
 	if (r >= 0)

@@ -8,13 +8,14 @@ static unsigned problems;
 
 unsigned tool_problem_count(void)
 {
-	return problems;
+	return __atomic_load_n(&problems, __ATOMIC_RELAXED);
 }
 
 static void tool_vlog(const char *level, const char *fmt, va_list args)
 {
+	/* libkmodns logs from depmod's loader threads too */
 	if (strcmp(level, "INFO") != 0)
-		problems++;
+		__atomic_add_fetch(&problems, 1, __ATOMIC_RELAXED);
 	fprintf(stderr, "%s: %s: ", program_invocation_short_name, level);
 	vfprintf(stderr, fmt, args);
 	fputc('\n', stderr);
