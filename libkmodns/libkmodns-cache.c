@@ -562,8 +562,8 @@ static int cache_index(struct kmodns_module_cache *cache, const char *path)
 	return 0;
 }
 
-/* The cache file mapped whole and at once: a copy would cost a page fault per page. */
-static int map_cache(const char *path, char **data, size_t *size)
+/* The file mapped whole and at once: a copy would cost a page fault per page. */
+static int map_whole(const char *path, char **data, size_t *size)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -583,6 +583,16 @@ static int map_cache(const char *path, char **data, size_t *size)
 	return 0;
 }
 
+/* A file of ours, what it is, mapped; why not is logged (but for its absence). */
+static int map_file(struct kmodns_ctx *ctx, const char *path, const char *what, char **data, size_t *size)
+{
+	int r = map_whole(path, data, size);
+
+	if (r < 0 && r != -ENOENT)
+		INFO(ctx, "%s: ignoring the %s: %s", path, what, strerror(-r));
+	return r;
+}
+
 int kmodns_module_cache_open(struct kmodns_ctx *ctx, const char *path,
 			     struct kmodns_module_cache **out)
 {
@@ -593,9 +603,7 @@ int kmodns_module_cache_open(struct kmodns_ctx *ctx, const char *path,
 	if (cache == NULL)
 		return -ENOMEM;
 	cache->ctx = kmodns_ref(ctx);
-	r = map_cache(path, &cache->data, &cache->size);
-	if (r < 0 && r != -ENOENT)
-		INFO(ctx, "%s: ignoring the module cache: %s", path, strerror(-r));
+	r = map_file(ctx, path, "module cache", &cache->data, &cache->size);
 	if (r >= 0)
 		r = cache_index(cache, path);
 	if (r < 0) {
@@ -817,9 +825,7 @@ int kmodns_run_stamp_open(struct kmodns_ctx *ctx, const char *path, struct kmodn
 	*out = NULL;
 	if (stamp == NULL)
 		return -ENOMEM;
-	r = map_cache(path, &stamp->data, &stamp->size);
-	if (r < 0 && r != -ENOENT)
-		INFO(ctx, "%s: ignoring the run stamp: %s", path, strerror(-r));
+	r = map_file(ctx, path, "run stamp", &stamp->data, &stamp->size);
 	if (r >= 0)
 		r = stamp_index(ctx, stamp, path);
 	if (r < 0) {

@@ -24,3 +24,11 @@ farm() {
 			cp -rs "$2/root/lib/modules/$3/" "$1/$who/lib/modules/$3" || return 1
 	done
 }
+# same_outputs NAME DIR REF: every file in REF (the outputs of a reference run) is in DIR alike.
+same_outputs() {
+	local f bad=
+	for f in "$3"/modules.*; do
+		cmp -s "$f" "$2/$(basename "$f")" || bad="$bad $(basename "$f")"
+	done
+	if [ -z "$bad" ]; then pass "$1"; else fail "$1: differs in$bad"; fi
+}

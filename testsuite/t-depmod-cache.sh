@@ -7,14 +7,6 @@
 T=$(tmpdir); trap 'rm -rf "$T"' EXIT
 cache=modules.kmodns.cache
 
-# same_outputs NAME DIR REF: every file in REF (the outputs of a run without cache) is in DIR alike.
-same_outputs() {
-	local f bad=
-	for f in "$3"/modules.*; do
-		cmp -s "$f" "$2/$(basename "$f")" || bad="$bad $(basename "$f")"
-	done
-	if [ -z "$bad" ]; then pass "$1"; else fail "$1: differs in$bad"; fi
-}
 
 # unchanged OUT: the "N of M modules unchanged" count depmod -v printed.
 unchanged() { sed -n 's/^depmod: \([0-9]*\) of [0-9]* modules unchanged since the last run$/\1/p' "$1"; }

@@ -8,14 +8,6 @@
 T=$(tmpdir); trap 'rm -rf "$T"' EXIT
 stamp=modules.kmodns.stamp
 
-# same_outputs NAME DIR REF: every file in REF (the outputs of a run without cache) is in DIR alike.
-same_outputs() {
-	local f bad=
-	for f in "$3"/modules.*; do
-		cmp -s "$f" "$2/$(basename "$f")" || bad="$bad $(basename "$f")"
-	done
-	if [ -z "$bad" ]; then pass "$1"; else fail "$1: differs in$bad"; fi
-}
 # reference DIR BASE KVER REF: the outputs of a run without cache on a link farm of the tree.
 reference() {
 	local r=$T/refroot/lib/modules/$3
