@@ -475,6 +475,7 @@ struct depmod {
 	struct stat vmlinux_image_st;
 	pthread_t vmlinux_thread;  /* reads them while the modules are read, and more */
 	bool vmlinux_threaded, vmlinux_done;
+	struct loader *loader;     /* of the modules, which that thread joins once done */
 	bool ns_check;
 	/* modules read by an earlier run, unless --no-cache */
 	bool use_cache;
@@ -506,6 +507,7 @@ static void depmod_release(struct depmod *dm)
 	/* a failed run may end while the kernel image is still being read */
 	if (dm->vmlinux_threaded)
 		pthread_join(dm->vmlinux_thread, NULL);
+	free(dm->loader);
 	for (i = 0; i < dm->n_mods; i++)
 		mod_free(dm->mods[i]);
 	free(dm->mods);
@@ -923,25 +925,6 @@ static void depmod_find_vmlinux_namespaces(struct depmod *dm)
 	}
 }
 
-static void *vmlinux_loader(void *data)
-{
-	depmod_find_vmlinux_namespaces(data);
-	return NULL;
-}
-
-/* vmlinux's exports, once read: a kernel image may still be decompressing in its thread. */
-static void depmod_wait_vmlinux(struct depmod *dm)
-{
-	if (dm->vmlinux_done)
-		return;
-	if (dm->vmlinux_threaded)
-		pthread_join(dm->vmlinux_thread, NULL);
-	else
-		depmod_find_vmlinux_namespaces(dm);
-	dm->vmlinux_threaded = false;
-	dm->vmlinux_done = true;
-}
-
 /* ---- reading the modules, on all cores -------------------------------------- */
 
 /*
@@ -972,8 +955,11 @@ struct loader {
 	size_t n, next, from_cache;
 	struct mod **deferred; /* big ones met while another was being read */
 	size_t n_deferred;
-	pthread_mutex_t lock;     /* over next and deferred */
+	pthread_mutex_t lock;     /* over next, deferred, closed and the relief */
 	pthread_mutex_t big_lock; /* held while reading a big module; taken after lock, or alone */
+	bool closed;              /* all read: no relief any more */
+	bool relief_started;      /* the worker the vmlinux thread adds, once done, to take its core */
+	pthread_t relief;
 };
 
 static bool mod_is_big(const struct loader *ld, const struct mod *m)
@@ -1054,15 +1040,46 @@ static void *load_worker(void *data)
 	return NULL;
 }
 
+/* vmlinux's exports on a core of their own, then, if modules are left, one more reader there. */
+static void *vmlinux_loader(void *data)
+{
+	struct depmod *dm = data;
+	struct loader *ld = dm->loader;
+
+	depmod_find_vmlinux_namespaces(dm);
+	pthread_mutex_lock(&ld->lock);
+	if (!ld->closed && (ld->next < ld->n || ld->n_deferred > 0))
+		ld->relief_started = pthread_create(&ld->relief, NULL, load_worker, ld) == 0;
+	pthread_mutex_unlock(&ld->lock);
+	return NULL;
+}
+
+/* vmlinux's exports, once read: a kernel image may still be decompressing in its thread. */
+static void depmod_wait_vmlinux(struct depmod *dm)
+{
+	if (dm->vmlinux_done)
+		return;
+	if (dm->vmlinux_threaded)
+		pthread_join(dm->vmlinux_thread, NULL);
+	else
+		depmod_find_vmlinux_namespaces(dm);
+	dm->vmlinux_threaded = false;
+	dm->vmlinux_done = true;
+}
+
 static int depmod_load_modules(struct depmod *dm)
 {
-	struct loader ld = { .dm = dm, .n = dm->n_mods, .lock = PTHREAD_MUTEX_INITIALIZER,
-			     .big_lock = PTHREAD_MUTEX_INITIALIZER };
+	struct loader *ld = calloc(1, sizeof(*ld));
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	pthread_t threads[64];
 	size_t n_threads = n < 1 ? 1 : n > 64 ? 64 : (size_t)n, started = 0, i;
 	char path[PATH_MAX];
 
+	if (ld == NULL)
+		return -ENOMEM;
+	dm->loader = ld;
+	*ld = (struct loader){ .dm = dm, .n = dm->n_mods, .lock = PTHREAD_MUTEX_INITIALIZER,
+			       .big_lock = PTHREAD_MUTEX_INITIALIZER };
 	/* a missing, damaged or stale cache only costs time: every module is then read */
 	if (dm->use_cache &&
 	    snprintf(path, sizeof(path), "%s/%s", dm->cfg->outdir, CACHE_NAME) < (int)sizeof(path))
@@ -1071,31 +1088,39 @@ static int depmod_load_modules(struct depmod *dm)
 	if (dm->cache && dm->stamp == NULL &&
 	    snprintf(path, sizeof(path), "%s/%s", dm->cfg->outdir, STAMP_NAME) < (int)sizeof(path))
 		kmodns_run_stamp_open(dm->ctx, path, &dm->stamp);
-	/* vmlinux's exports meanwhile: a kernel image takes as long to decompress as a plain tree to read */
-	dm->vmlinux_threaded = pthread_create(&dm->vmlinux_thread, NULL, vmlinux_loader, dm) == 0;
 	/* the stat before the read is the cache key: a file changed meanwhile is read again next time */
 	for (i = 0; i < dm->n_mods; i++)
 		if (!dm->mods[i]->have_st)
 			dm->mods[i]->have_st = stat(dm->mods[i]->path, &dm->mods[i]->st) == 0;
-	ld.queue = malloc(dm->n_mods * sizeof(*ld.queue) + 1);
-	ld.deferred = malloc(dm->n_mods * sizeof(*ld.deferred) + 1);
-	if (ld.queue == NULL || ld.deferred == NULL) {
-		free(ld.queue);
-		free(ld.deferred);
+	ld->queue = malloc(dm->n_mods * sizeof(*ld->queue) + 1);
+	ld->deferred = malloc(dm->n_mods * sizeof(*ld->deferred) + 1);
+	if (ld->queue == NULL || ld->deferred == NULL) {
+		free(ld->queue);
+		free(ld->deferred);
 		return -ENOMEM;
 	}
-	memcpy(ld.queue, dm->mods, dm->n_mods * sizeof(*ld.queue));
-	qsort(ld.queue, ld.n, sizeof(*ld.queue), mod_size_cmp);
-	for (i = 1; i < n_threads; i++)
-		if (pthread_create(&threads[started], NULL, load_worker, &ld) == 0)
+	memcpy(ld->queue, dm->mods, dm->n_mods * sizeof(*ld->queue));
+	qsort(ld->queue, ld->n, sizeof(*ld->queue), mod_size_cmp);
+	/* vmlinux's exports meanwhile, on one core: a kernel image takes as long to decompress as
+	 * a plain tree to read; that thread adds a reader when done, if any module is left */
+	if (n_threads > 1)
+		dm->vmlinux_threaded = pthread_create(&dm->vmlinux_thread, NULL, vmlinux_loader, dm) == 0;
+	for (i = dm->vmlinux_threaded ? 2 : 1; i < n_threads; i++)
+		if (pthread_create(&threads[started], NULL, load_worker, ld) == 0)
 			started++;
-	load_worker(&ld);
+	load_worker(ld);
 	for (i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
-	free(ld.queue);
-	free(ld.deferred);
+	pthread_mutex_lock(&ld->lock);
+	ld->closed = true;
+	pthread_mutex_unlock(&ld->lock);
+	if (ld->relief_started)
+		pthread_join(ld->relief, NULL);
+	free(ld->queue);
+	free(ld->deferred);
+	ld->queue = ld->deferred = NULL;
 	if (dm->cache)
-		info("depmod: %zu of %zu modules unchanged since the last run\n", ld.from_cache, dm->n_mods);
+		info("depmod: %zu of %zu modules unchanged since the last run\n", ld->from_cache, dm->n_mods);
 	return 0;
 }
 
