@@ -475,6 +475,7 @@ struct depmod {
 	struct stat vmlinux_image_st;
 	pthread_t vmlinux_thread;  /* reads them while the modules are read, and more */
 	bool vmlinux_threaded, vmlinux_done;
+	bool vmlinux_ready;        /* set by that thread once they are read (atomic) */
 	struct loader *loader;     /* of the modules, which that thread joins once done */
 	bool ns_check;
 	/* modules read by an earlier run, unless --no-cache */
@@ -1047,6 +1048,7 @@ static void *vmlinux_loader(void *data)
 	struct loader *ld = dm->loader;
 
 	depmod_find_vmlinux_namespaces(dm);
+	__atomic_store_n(&dm->vmlinux_ready, true, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&ld->lock);
 	if (!ld->closed && (ld->next < ld->n || ld->n_deferred > 0))
 		ld->relief_started = pthread_create(&ld->relief, NULL, load_worker, ld) == 0;
@@ -2168,12 +2170,14 @@ static int depmod_touch_outputs(struct depmod *dm)
  * are complete are they renamed, so a failed or killed run leaves the
  * previous set as it was. Those that need no namespaces are written while a
  * kernel image may still be decompressing; our cache, the biggest file and
- * read by no other output, by a second thread while the last ones are.
+ * read by no other output, by a second thread while the others are (the
+ * last ones, when an image was being read).
  */
 static int depmod_output(struct depmod *dm, FILE *to_stdout)
 {
 	struct output_job jobs[ARRAY_SIZE(outputs)];
 	char stamp[PATH_MAX];
+	bool image_pending;
 	size_t i;
 	int r = 0;
 
@@ -2187,8 +2191,10 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 	}
 	for (i = 0; i < ARRAY_SIZE(outputs); i++)
 		jobs[i] = (struct output_job){ .dm = dm, .o = &outputs[i] };
-	/* first what needs no namespaces, while a kernel image may still be decompressing */
-	r = output_jobs_write(jobs, false);
+	/* first what needs no namespaces while a kernel image is still decompressing, if it is */
+	image_pending = !dm->vmlinux_done && !__atomic_load_n(&dm->vmlinux_ready, __ATOMIC_ACQUIRE);
+	if (image_pending)
+		r = output_jobs_write(jobs, false);
 	if (r >= 0)
 		r = depmod_compute_namespaces(dm);
 	/* then the rest, the cache (the biggest file, read by no other output) in its own thread */
@@ -2201,6 +2207,8 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 		if (r >= 0 && !jobs[i].threaded)
 			output_job_write(&jobs[i]);
 	}
+	if (r >= 0 && !image_pending)
+		r = output_jobs_write(jobs, false);
 	if (r >= 0)
 		r = output_jobs_write(jobs, true);
 	for (i = 0; i < ARRAY_SIZE(outputs); i++) {
