@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -2300,6 +2301,12 @@ int main(int argc, char *argv[])
 	struct depmod dm = { .cfg = &cfg, .use_cache = true };
 	struct utsname u;
 	int c, r;
+
+	/* A decompressed module's buffer is freed just before the next is allocated: glibc would
+	 * hand big ones back to the kernel each time, and every page of the next fault again. */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	mallopt(M_TOP_PAD, 8 << 20);
 
 	while ((c = getopt_long(argc, argv, options_short, options, NULL)) != -1) {
 		switch (c) {
