@@ -108,3 +108,12 @@ int kmodns_symvers_add(struct kmodns_symvers *sv, const char *symbol, const char
  * expected: its decompressed size as the image states it (0: unknown). */
 int kmodns_payload_decompress(struct kmodns_ctx *ctx, const char *label, const void *in,
 			      size_t in_size, size_t expected, struct kmodns_image *image);
+
+struct kmodns_index;
+/* The namespace record of modname in an open modules.dep.bin (label: its directory, for
+ * messages); -ENOENT when it has none. */
+int kmodns_ns_record_lookup_in(struct kmodns_ctx *ctx, struct kmodns_index *idx, const char *label,
+			       const char *modname, struct kmodns_ns_record **record);
+
+/* Is ns a 6.16+ "module:" list of the modules allowed to use its symbols, on this kernel? */
+bool kmodns_namespace_is_module_list(const char *ns, unsigned kernel_version);

@@ -303,36 +303,49 @@ static int take_record(void *data, const char *value, unsigned priority)
 	return 0;
 }
 
-KMODNS_EXPORT int kmodns_ns_record_lookup(struct kmodns_ctx *ctx, const char *dirname,
-					  const char *modname, struct kmodns_ns_record **out)
+int kmodns_ns_record_lookup_in(struct kmodns_ctx *ctx, struct kmodns_index *idx, const char *label,
+			       const char *modname, struct kmodns_ns_record **out)
 {
-	_cleanup_free_ char *path = NULL, *key = strdup(modname);
+	_cleanup_free_ char *key = strdup(modname);
 	struct lookup_state st = { 0 };
-	struct kmodns_index *idx;
 	char *p;
 	int r;
 
 	*out = NULL;
-	if (key == NULL || asprintf(&path, "%s/modules.dep.bin", dirname) < 0)
+	if (key == NULL)
 		return -ENOMEM;
 	for (p = key; *p; p++)
 		if (*p == '-')
 			*p = '_';
-	r = kmodns_index_open(path, &idx);
-	if (r < 0) {
-		if (r != -ENOENT)
-			ERR(ctx, "%s: %s", path, r == -EBADMSG ? "not a kmod index" : strerror(-r));
-		return r;
-	}
 	r = kmodns_index_lookup(idx, key, take_record, &st);
 	if (r >= 0 && st.record == NULL)
 		r = -ENOENT; /* an index by a depmod that writes no records */
 	if (r >= 0)
 		r = kmodns_ns_record_new_from_text(st.record, out);
 	if (r == -EBADMSG)
-		ERR(ctx, "%s: corrupt namespace record of %s", path, modname);
-	kmodns_index_close(idx);
+		ERR(ctx, "%s/modules.dep.bin: corrupt namespace record of %s", label, modname);
 	return r < 0 ? r : 0;
+}
+
+KMODNS_EXPORT int kmodns_ns_record_lookup(struct kmodns_ctx *ctx, const char *dirname,
+					  const char *modname, struct kmodns_ns_record **out)
+{
+	_cleanup_free_ char *path = NULL;
+	struct kmodns_index *idx;
+	int r;
+
+	*out = NULL;
+	if (asprintf(&path, "%s/modules.dep.bin", dirname) < 0)
+		return -ENOMEM;
+	r = kmodns_index_open(path, &idx);
+	if (r < 0) {
+		if (r != -ENOENT)
+			ERR(ctx, "%s: %s", path, r == -EBADMSG ? "not a kmod index" : strerror(-r));
+		return r;
+	}
+	r = kmodns_ns_record_lookup_in(ctx, idx, dirname, modname, out);
+	kmodns_index_close(idx);
+	return r;
 }
 
 KMODNS_EXPORT struct kmodns_ns_record *kmodns_ns_record_unref(struct kmodns_ns_record *rec)

@@ -76,7 +76,7 @@ KMODNS_EXPORT enum kmodns_verdict kmodns_namespace_check(const char *module_name
 
 	if (ns == NULL || ns[0] == '\0')
 		return KMODNS_ALLOWED_NO_NAMESPACE;
-	if (module_namespaces_apply(kernel_version) && startswith(ns, MODULE_NS_PREFIX) &&
+	if (kmodns_namespace_is_module_list(ns, kernel_version) &&
 	    kmodns_module_pattern_matches(ns + strlen(MODULE_NS_PREFIX), module_name))
 		return KMODNS_ALLOWED_MODULE_PATTERN;
 	for (i = 0; i < n_imports; i++)
@@ -87,9 +87,14 @@ KMODNS_EXPORT enum kmodns_verdict kmodns_namespace_check(const char *module_name
 
 KMODNS_EXPORT enum kmodns_verdict kmodns_import_check(const char *ns, unsigned kernel_version)
 {
-	if (module_namespaces_apply(kernel_version) && startswith(ns, MODULE_NS_PREFIX))
+	if (kmodns_namespace_is_module_list(ns, kernel_version))
 		return KMODNS_REFUSED_MODULE_IMPORT;
 	return KMODNS_ALLOWED_IMPORTED;
+}
+
+bool kmodns_namespace_is_module_list(const char *ns, unsigned kernel_version)
+{
+	return module_namespaces_apply(kernel_version) && startswith(ns, MODULE_NS_PREFIX);
 }
 
 KMODNS_EXPORT bool kmodns_verdict_is_refused(enum kmodns_verdict verdict)

@@ -258,6 +258,70 @@ enum kmodns_verdict kmodns_ns_record_get_require_verdict(const struct kmodns_ns_
 /* As kmodns_requires_get_unresolved_count() when depmod made the record. */
 size_t kmodns_ns_record_get_unresolved_count(const struct kmodns_ns_record *record);
 
+
+/* ---- the load check: what a target kernel will say to a module ----------------- */
+
+/*
+ * The kernel a module is about to be loaded into: its release decides the rule
+ * (6.16's "module:" namespaces, 6.13's string imports), its config whether a
+ * missing import is refused or only warned about, and its module directory
+ * holds depmod's namespace records.
+ */
+struct kmodns_kernel;
+/* release: the target's `uname -r`; dirname: its module directory (/lib/modules/RELEASE). */
+int kmodns_kernel_new(struct kmodns_ctx *ctx, const char *release, const char *dirname,
+		      struct kmodns_kernel **kernel);
+struct kmodns_kernel *kmodns_kernel_unref(struct kmodns_kernel *kernel);
+/* KMODNS_KERNEL_VERSION() of the release, 0 when it cannot be parsed (newest rules). */
+unsigned kmodns_kernel_get_version(const struct kmodns_kernel *kernel);
+/* 1 when CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS=y (the kernel only warns), 0 when not,
+ * -ENOENT when no config was found (/boot/config-RELEASE, DIR/config, /proc/config.gz of the
+ * running kernel). Read once, on the first call. */
+int kmodns_kernel_allows_missing_imports(struct kmodns_kernel *kernel);
+
+enum kmodns_check_flags {
+	/* Judge from the module file even when depmod's record is current (insmod). */
+	KMODNS_CHECK_READ_FILE = 1 << 0,
+};
+
+enum kmodns_load_status {
+	KMODNS_LOAD_ALLOWED = 0, /* the namespace rule lets it load */
+	KMODNS_LOAD_WARNED,      /* missing import, but the kernel only warns (config) */
+	KMODNS_LOAD_REFUSED,     /* finit_module would fail: EINVAL, or EPERM for a "module:" import */
+};
+
+struct kmodns_load_verdict;
+/*
+ * Judges module `name` (the kernel's name for it) at `path` by kernel's rule: from its
+ * namespace record in modules.dep.bin when that is at least as new as the file, else from
+ * the file itself, its symbols resolved with build/Module.symvers and the tree's modules.
+ */
+int kmodns_kernel_check_module(struct kmodns_kernel *kernel, const char *name, const char *path,
+			       unsigned flags, struct kmodns_load_verdict **verdict);
+struct kmodns_load_verdict *kmodns_load_verdict_unref(struct kmodns_load_verdict *verdict);
+enum kmodns_load_status kmodns_load_verdict_get_status(const struct kmodns_load_verdict *verdict);
+const char *kmodns_load_verdict_get_module(const struct kmodns_load_verdict *verdict);
+/* The first problem, when the status is not ALLOWED: the rule's verdict
+ * (KMODNS_REFUSED_MISSING_IMPORT or KMODNS_REFUSED_MODULE_IMPORT), its namespace, and for a
+ * missing import the symbol and its exporter ("vmlinux" or a module name); else NULL. */
+enum kmodns_verdict kmodns_load_verdict_get_reason(const struct kmodns_load_verdict *verdict);
+const char *kmodns_load_verdict_get_namespace(const struct kmodns_load_verdict *verdict);
+const char *kmodns_load_verdict_get_symbol(const struct kmodns_load_verdict *verdict);
+const char *kmodns_load_verdict_get_exporter(const struct kmodns_load_verdict *verdict);
+/* How many namespaces of the module the rule refuses (0 when allowed). */
+size_t kmodns_load_verdict_get_problem_count(const struct kmodns_load_verdict *verdict);
+/* false: the namespaces of vmlinux's exports were unknown, those symbols are left to the kernel. */
+bool kmodns_load_verdict_vmlinux_known(const struct kmodns_load_verdict *verdict);
+/* true: judged from depmod's record; false: from the module file. */
+bool kmodns_load_verdict_from_record(const struct kmodns_load_verdict *verdict);
+/*
+ * One line without the module's name in front, for "could not insert 'M': it ...": what the
+ * module does and what to change ("uses S from namespace N (exported by E) but does not
+ * import it; add MODULE_IMPORT_NS("N") to its source"), or, when allowed, why
+ * ("allowed: N imported"). The caller frees it; NULL without memory.
+ */
+char *kmodns_load_verdict_describe(const struct kmodns_load_verdict *verdict);
+
 #ifdef __cplusplus
 }
 #endif

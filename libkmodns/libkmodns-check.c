@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The load check: what a target kernel's finit_module will say to a module on
+ * namespace grounds, decided before anything is loaded. The facts come from
+ * depmod's namespace record (one index lookup, no ELF) or, when that is missing
+ * or older than the file, from the module file; the rule itself is
+ * kmodns_namespace_check()'s, judged for the target kernel's version.
+ */
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
+#include "libkmodns-private.h"
+#include "libkmodns-index.h"
+
+#define ALLOW_MISSING_OPTION "CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS"
+/* 6.13 made MODULE_IMPORT_NS() take a string literal. */
+#define STRING_IMPORT_SINCE KMODNS_KERNEL_VERSION(6, 13, 0)
+
+struct kmodns_kernel {
+	int refcount;
+	struct kmodns_ctx *ctx;
+	char *release;
+	char *dirname;
+	unsigned version;
+	int allow_missing; /* 1, 0, -ENOENT; INT_MIN until read */
+	bool dep_index_tried;
+	struct kmodns_index *dep_index;
+	struct timespec dep_index_mtime;
+	/* for modules judged from their files: who exports what */
+	bool symvers_tried;
+	struct kmodns_symvers *symvers; /* vmlinux's, from build/Module.symvers */
+	struct kmodns_index *symbols_index;
+	bool symbols_index_tried;
+	struct kmodns_module **exporters; /* module files read to resolve symbols */
+	size_t n_exporters, exporters_capacity;
+};
+
+/* One thing a module needs from a namespace, and the rule's verdict on it. */
+struct problem {
+	enum kmodns_verdict verdict;
+	const char *ns, *symbol, *exporter;
+};
+
+struct kmodns_load_verdict {
+	struct arena strings;
+	const char *module;
+	unsigned kernel_version;
+	enum kmodns_load_status status;
+	bool vmlinux_known, from_record;
+	struct problem *problems; /* refused ones first: problems[0] is the reason */
+	size_t n_problems, n_refused, capacity;
+};
+
+KMODNS_EXPORT int kmodns_kernel_new(struct kmodns_ctx *ctx, const char *release, const char *dirname,
+				    struct kmodns_kernel **out)
+{
+	struct kmodns_kernel *k = calloc(1, sizeof(*k));
+
+	*out = NULL;
+	if (k == NULL)
+		return -ENOMEM;
+	k->refcount = 1;
+	k->ctx = kmodns_ref(ctx);
+	k->release = strdup(release);
+	k->dirname = strdup(dirname);
+	k->version = kmodns_kernel_version_parse(release);
+	k->allow_missing = INT32_MIN;
+	if (k->release == NULL || k->dirname == NULL) {
+		kmodns_kernel_unref(k);
+		return -ENOMEM;
+	}
+	*out = k;
+	return 0;
+}
+
+KMODNS_EXPORT struct kmodns_kernel *kmodns_kernel_unref(struct kmodns_kernel *k)
+{
+	size_t i;
+
+	if (k == NULL || --k->refcount > 0)
+		return NULL;
+	if (k->dep_index)
+		kmodns_index_close(k->dep_index);
+	if (k->symbols_index)
+		kmodns_index_close(k->symbols_index);
+	kmodns_symvers_unref(k->symvers);
+	for (i = 0; i < k->n_exporters; i++)
+		kmodns_module_unref(k->exporters[i]);
+	free(k->exporters);
+	free(k->release);
+	free(k->dirname);
+	kmodns_unref(k->ctx);
+	free(k);
+	return NULL;
+}
+
+KMODNS_EXPORT unsigned kmodns_kernel_get_version(const struct kmodns_kernel *k)
+{
+	return k->version;
+}
+
+/* ---- the kernel's config ----------------------------------------------------------- */
+
+/* 1/0 for "OPTION=y" / anything else in a config text; -ENOENT for no text. */
+static int config_option_is_y(const char *text, size_t size, const char *option)
+{
+	size_t len = strlen(option);
+	const char *p = text, *end = text + size;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *line_end = nl ? nl : end;
+
+		if ((size_t)(line_end - p) > len && memcmp(p, option, len) == 0 && p[len] == '=')
+			return line_end - p == (long)len + 2 && p[len + 1] == 'y';
+		p = line_end + 1;
+	}
+	return 0;
+}
+
+static bool is_running_kernel(const char *release)
+{
+	struct utsname u;
+
+	return uname(&u) == 0 && streq(u.release, release);
+}
+
+/* The config of the target kernel: plain files first, the running kernel's gzip copy last. */
+static int read_kernel_config(struct kmodns_kernel *k)
+{
+	_cleanup_free_ char *boot = NULL, *moddir = NULL;
+	const char *candidates[3];
+	size_t n = 0, i;
+
+	if (asprintf(&boot, "/boot/config-%s", k->release) < 0 ||
+	    asprintf(&moddir, "%s/config", k->dirname) < 0)
+		return -ENOMEM;
+	candidates[n++] = boot;
+	candidates[n++] = moddir;
+	if (is_running_kernel(k->release))
+		candidates[n++] = "/proc/config.gz";
+	for (i = 0; i < n; i++) {
+		struct kmodns_image image = { 0 };
+		int r;
+
+		if (access(candidates[i], R_OK) != 0)
+			continue;
+		/* by magic, so a gzip'd /proc/config.gz and a plain file read alike */
+		r = kmodns_image_load(k->ctx, candidates[i], NULL, 0, candidates[i], 0, &image);
+		if (r < 0)
+			continue;
+		r = config_option_is_y(image.data, image.size, ALLOW_MISSING_OPTION);
+		DBG(k->ctx, "%s: %s=%s", candidates[i], ALLOW_MISSING_OPTION, r ? "y" : "n");
+		free(image.data);
+		return r;
+	}
+	return -ENOENT;
+}
+
+KMODNS_EXPORT int kmodns_kernel_allows_missing_imports(struct kmodns_kernel *k)
+{
+	if (k->allow_missing == INT32_MIN)
+		k->allow_missing = read_kernel_config(k);
+	return k->allow_missing;
+}
+
+/* ---- resolving symbols for a module judged from its file ---------------------------- */
+
+static struct kmodns_index *kernel_index(struct kmodns_kernel *k, const char *file, bool *tried,
+					 struct kmodns_index **idx, struct timespec *mtime)
+{
+	_cleanup_free_ char *path = NULL;
+	struct stat st;
+
+	if (*tried)
+		return *idx;
+	*tried = true;
+	if (asprintf(&path, "%s/%s", k->dirname, file) < 0)
+		return NULL;
+	if (mtime != NULL) {
+		if (stat(path, &st) < 0)
+			return NULL;
+		*mtime = st.st_mtim;
+	}
+	if (kmodns_index_open(path, idx) < 0)
+		*idx = NULL;
+	return *idx;
+}
+
+static struct kmodns_index *dep_index(struct kmodns_kernel *k)
+{
+	return kernel_index(k, "modules.dep.bin", &k->dep_index_tried, &k->dep_index, &k->dep_index_mtime);
+}
+
+static const struct kmodns_symvers *vmlinux_exports(struct kmodns_kernel *k)
+{
+	_cleanup_free_ char *path = NULL;
+
+	if (k->symvers_tried)
+		return k->symvers;
+	k->symvers_tried = true;
+	if (asprintf(&path, "%s/build/Module.symvers", k->dirname) < 0 || access(path, R_OK) != 0)
+		return NULL;
+	if (kmodns_symvers_new_from_file(k->ctx, path, &k->symvers) < 0)
+		k->symvers = NULL;
+	return k->symvers;
+}
+
+static int take_first_value(void *data, const char *value, unsigned priority)
+{
+	const char **first = data;
+
+	if (*first == NULL)
+		*first = value;
+	return 0;
+}
+
+/* The tree's file of module modname, from modules.dep.bin ("path: deps"); NULL if none. */
+static char *module_path_in_tree(struct kmodns_kernel *k, const char *modname)
+{
+	struct kmodns_index *idx = dep_index(k);
+	const char *line = NULL, *colon;
+	char *path = NULL;
+
+	if (idx == NULL || kmodns_index_lookup(idx, modname, take_first_value, &line) <= 0)
+		return NULL;
+	colon = strchr(line, ':');
+	if (colon == NULL)
+		return NULL;
+	if (line[0] == '/')
+		path = strndup(line, (size_t)(colon - line));
+	else if (asprintf(&path, "%s/%.*s", k->dirname, (int)(colon - line), line) < 0)
+		path = NULL;
+	return path;
+}
+
+static const struct kmodns_export *module_export(const struct kmodns_module *mod, const char *symbol)
+{
+	size_t i;
+
+	for (i = 0; i < mod->n_exports; i++)
+		if (streq(mod->exports[i].symbol, symbol))
+			return &mod->exports[i];
+	return NULL;
+}
+
+/* A module exporting symbol, by modules.symbols.bin; its file read once per kernel object. */
+static const struct kmodns_export *tree_export(struct kmodns_kernel *k, const char *symbol)
+{
+	struct kmodns_index *idx = kernel_index(k, "modules.symbols.bin", &k->symbols_index_tried,
+						&k->symbols_index, NULL);
+	_cleanup_free_ char *key = NULL, *path = NULL;
+	const char *owner = NULL;
+	struct kmodns_module *mod = NULL;
+	size_t i;
+
+	if (idx == NULL || asprintf(&key, "symbol:%s", symbol) < 0 ||
+	    kmodns_index_lookup(idx, key, take_first_value, &owner) <= 0)
+		return NULL;
+	for (i = 0; i < k->n_exporters; i++)
+		if (streq(k->exporters[i]->name, owner))
+			return module_export(k->exporters[i], symbol);
+	path = module_path_in_tree(k, owner);
+	if (path == NULL || kmodns_module_new_from_path(k->ctx, path, 0, &mod) < 0)
+		return NULL;
+	if (array_reserve((void **)&k->exporters, &k->exporters_capacity, sizeof(mod),
+			  k->n_exporters + 1) < 0) {
+		kmodns_module_unref(mod);
+		return NULL;
+	}
+	k->exporters[k->n_exporters++] = mod;
+	return module_export(mod, symbol);
+}
+
+/* As the kernel resolves: vmlinux first, then the modules. */
+static const struct kmodns_export *kernel_lookup(void *data, const char *symbol)
+{
+	struct kmodns_kernel *k = data;
+	const struct kmodns_symvers *sv = vmlinux_exports(k);
+	const struct kmodns_export *e = sv ? kmodns_symvers_find(sv, symbol) : NULL;
+
+	return e ? e : tree_export(k, symbol);
+}
+
+/* ---- the verdict --------------------------------------------------------------------- */
+
+static int verdict_add(struct kmodns_load_verdict *v, enum kmodns_verdict verdict, const char *ns,
+		       const char *symbol, const char *exporter)
+{
+	struct problem *p;
+
+	if (array_reserve((void **)&v->problems, &v->capacity, sizeof(*p), v->n_problems + 1) < 0)
+		return -ENOMEM;
+	p = &v->problems[v->n_problems++];
+	p->verdict = verdict;
+	p->ns = arena_strdup(&v->strings, ns);
+	p->symbol = symbol ? arena_strdup(&v->strings, symbol) : NULL;
+	p->exporter = exporter ? arena_strdup(&v->strings, exporter) : NULL;
+	if (p->ns == NULL || (symbol && p->symbol == NULL) || (exporter && p->exporter == NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The facts both sources give: imports, then (namespace, symbol, exporter) needed. */
+struct facts {
+	const char *const *imports;
+	size_t n_imports;
+	size_t n_needs;
+	const char *(*need)(const void *src, size_t i, const char **symbol, const char **exporter);
+	const void *src;
+};
+
+static const char *record_need(const void *src, size_t i, const char **symbol, const char **exporter)
+{
+	*symbol = kmodns_ns_record_get_require_symbol(src, i);
+	*exporter = kmodns_ns_record_get_require_exporter(src, i);
+	return kmodns_ns_record_get_require_namespace(src, i);
+}
+
+static const char *requires_need(const void *src, size_t i, const char **symbol, const char **exporter)
+{
+	const struct kmodns_export *e = kmodns_requires_get_export(src, i);
+
+	*symbol = e->symbol;
+	*exporter = e->owner_name;
+	return kmodns_requires_get_namespace(src, i);
+}
+
+/* Judges the facts by the rule of the target kernel, not the one the module was built for. */
+static int judge(struct kmodns_kernel *k, struct kmodns_load_verdict *v, const struct facts *f)
+{
+	size_t i, refused_module_imports = 0;
+	int r;
+
+	for (i = 0; i < f->n_imports; i++) {
+		if (kmodns_import_check(f->imports[i], k->version) != KMODNS_REFUSED_MODULE_IMPORT)
+			continue;
+		r = verdict_add(v, KMODNS_REFUSED_MODULE_IMPORT, f->imports[i], NULL, NULL);
+		if (r < 0)
+			return r;
+		refused_module_imports++;
+	}
+	for (i = 0; i < f->n_needs; i++) {
+		const char *symbol, *exporter, *ns = f->need(f->src, i, &symbol, &exporter);
+		enum kmodns_verdict verdict =
+			kmodns_namespace_check(v->module, f->imports, f->n_imports, ns, k->version);
+
+		r = verdict_add(v, verdict, ns, symbol, exporter);
+		if (r < 0)
+			return r;
+	}
+	/* refused ones first, in their order, so problems[0] is the reason given */
+	for (i = 0; i < v->n_problems; i++) {
+		if (!kmodns_verdict_is_refused(v->problems[i].verdict))
+			continue;
+		if (i != v->n_refused) {
+			struct problem p = v->problems[i];
+			memmove(&v->problems[v->n_refused + 1], &v->problems[v->n_refused],
+				(i - v->n_refused) * sizeof(p));
+			v->problems[v->n_refused] = p;
+		}
+		v->n_refused++;
+	}
+	if (refused_module_imports > 0)
+		v->status = KMODNS_LOAD_REFUSED; /* EPERM, whatever the config says */
+	else if (v->n_refused > 0)
+		v->status = kmodns_kernel_allows_missing_imports(k) == 1 ? KMODNS_LOAD_WARNED :
+									    KMODNS_LOAD_REFUSED;
+	return 0;
+}
+
+/* The record is current when the module file is no newer than modules.dep.bin. */
+static bool record_is_current(struct kmodns_kernel *k, const char *path)
+{
+	struct stat st;
+
+	if (dep_index(k) == NULL || stat(path, &st) < 0)
+		return false;
+	return st.st_mtim.tv_sec < k->dep_index_mtime.tv_sec ||
+	       (st.st_mtim.tv_sec == k->dep_index_mtime.tv_sec &&
+		st.st_mtim.tv_nsec <= k->dep_index_mtime.tv_nsec);
+}
+
+static int check_from_record(struct kmodns_kernel *k, struct kmodns_load_verdict *v,
+			     const char *name)
+{
+	struct kmodns_ns_record *rec = NULL;
+	_cleanup_free_ const char **imports = NULL;
+	struct facts f;
+	size_t i;
+	int r = kmodns_ns_record_lookup_in(k->ctx, k->dep_index, k->dirname, name, &rec);
+
+	if (r < 0)
+		return r;
+	f = (struct facts){
+		.n_imports = kmodns_ns_record_get_import_count(rec),
+		.n_needs = kmodns_ns_record_get_require_count(rec),
+		.need = record_need,
+		.src = rec,
+	};
+	imports = calloc(f.n_imports + 1, sizeof(*imports));
+	if (imports == NULL) {
+		kmodns_ns_record_unref(rec);
+		return -ENOMEM;
+	}
+	for (i = 0; i < f.n_imports; i++)
+		imports[i] = kmodns_ns_record_get_import(rec, i);
+	f.imports = imports;
+	v->vmlinux_known = kmodns_ns_record_vmlinux_known(rec);
+	v->from_record = true;
+	r = judge(k, v, &f);
+	kmodns_ns_record_unref(rec);
+	return r;
+}
+
+static int check_from_file(struct kmodns_kernel *k, struct kmodns_load_verdict *v, const char *path)
+{
+	struct kmodns_module *mod = NULL;
+	struct kmodns_requires *req = NULL;
+	struct facts f;
+	int r = kmodns_module_new_from_path(k->ctx, path, 0, &mod);
+
+	if (r < 0)
+		return r;
+	r = kmodns_module_get_requires(mod, kernel_lookup, k, &req);
+	if (r >= 0) {
+		f = (struct facts){
+			.imports = (const char *const *)mod->imports.items,
+			.n_imports = mod->imports.count,
+			.n_needs = kmodns_requires_get_count(req),
+			.need = requires_need,
+			.src = req,
+		};
+		v->vmlinux_known = k->symvers != NULL;
+		r = judge(k, v, &f);
+	}
+	kmodns_requires_unref(req);
+	kmodns_module_unref(mod);
+	return r;
+}
+
+KMODNS_EXPORT int kmodns_kernel_check_module(struct kmodns_kernel *k, const char *name,
+					     const char *path, unsigned flags,
+					     struct kmodns_load_verdict **out)
+{
+	struct kmodns_load_verdict *v = calloc(1, sizeof(*v));
+	int r = -ENOENT;
+
+	*out = NULL;
+	if (v == NULL)
+		return -ENOMEM;
+	v->kernel_version = k->version;
+	v->module = arena_strdup(&v->strings, name);
+	if (v->module == NULL) {
+		kmodns_load_verdict_unref(v);
+		return -ENOMEM;
+	}
+	if (!(flags & KMODNS_CHECK_READ_FILE) && record_is_current(k, path))
+		r = check_from_record(k, v, name);
+	if (r == -ENOENT) {
+		DBG(k->ctx, "%s: no current namespace record, reading %s", name, path);
+		r = check_from_file(k, v, path);
+	}
+	if (r < 0) {
+		kmodns_load_verdict_unref(v);
+		return r;
+	}
+	*out = v;
+	return 0;
+}
+
+KMODNS_EXPORT struct kmodns_load_verdict *kmodns_load_verdict_unref(struct kmodns_load_verdict *v)
+{
+	if (v == NULL)
+		return NULL;
+	free(v->problems);
+	arena_release(&v->strings);
+	free(v);
+	return NULL;
+}
+
+KMODNS_EXPORT enum kmodns_load_status kmodns_load_verdict_get_status(const struct kmodns_load_verdict *v)
+{
+	return v->status;
+}
+
+KMODNS_EXPORT const char *kmodns_load_verdict_get_module(const struct kmodns_load_verdict *v)
+{
+	return v->module;
+}
+
+static const struct problem *reason(const struct kmodns_load_verdict *v)
+{
+	return v->n_refused > 0 ? &v->problems[0] : NULL;
+}
+
+KMODNS_EXPORT enum kmodns_verdict kmodns_load_verdict_get_reason(const struct kmodns_load_verdict *v)
+{
+	return reason(v) ? reason(v)->verdict : KMODNS_ALLOWED_NO_NAMESPACE;
+}
+
+KMODNS_EXPORT const char *kmodns_load_verdict_get_namespace(const struct kmodns_load_verdict *v)
+{
+	return reason(v) ? reason(v)->ns : NULL;
+}
+
+KMODNS_EXPORT const char *kmodns_load_verdict_get_symbol(const struct kmodns_load_verdict *v)
+{
+	return reason(v) ? reason(v)->symbol : NULL;
+}
+
+KMODNS_EXPORT const char *kmodns_load_verdict_get_exporter(const struct kmodns_load_verdict *v)
+{
+	return reason(v) ? reason(v)->exporter : NULL;
+}
+
+KMODNS_EXPORT size_t kmodns_load_verdict_get_problem_count(const struct kmodns_load_verdict *v)
+{
+	return v->n_refused;
+}
+
+KMODNS_EXPORT bool kmodns_load_verdict_vmlinux_known(const struct kmodns_load_verdict *v)
+{
+	return v->vmlinux_known;
+}
+
+KMODNS_EXPORT bool kmodns_load_verdict_from_record(const struct kmodns_load_verdict *v)
+{
+	return v->from_record;
+}
+
+/* The line a module's source needs: bare before 6.13, a string literal since. */
+static void put_import_line(FILE *f, const char *ns, unsigned kernel_version)
+{
+	if (kernel_version != 0 && kernel_version < STRING_IMPORT_SINCE)
+		fprintf(f, "MODULE_IMPORT_NS(%s)", ns);
+	else
+		fprintf(f, "MODULE_IMPORT_NS(\"%s\")", ns);
+}
+
+static void describe_refusal(FILE *f, const struct kmodns_load_verdict *v)
+{
+	const struct problem *p = reason(v);
+
+	if (p->verdict == KMODNS_REFUSED_MODULE_IMPORT) {
+		fprintf(f, "imports namespace %s, which the kernel refuses: a \"module:\" namespace "
+			   "is granted by its exporter's list of modules, never by an import; remove ",
+			p->ns);
+		put_import_line(f, p->ns, v->kernel_version);
+	} else if (kmodns_namespace_is_module_list(p->ns, v->kernel_version)) {
+		fprintf(f, "uses %s, which %s exports only to the modules %s names; no import can "
+			   "grant it",
+			p->symbol, p->exporter, p->ns);
+	} else {
+		fprintf(f, "uses %s from namespace %s (exported by %s) but does not import it; add ",
+			p->symbol, p->ns, p->exporter);
+		put_import_line(f, p->ns, v->kernel_version);
+		fputs(" to its source", f);
+	}
+	if (v->n_refused > 1)
+		fprintf(f, " (and %zu more namespace%s)", v->n_refused - 1, v->n_refused > 2 ? "s" : "");
+}
+
+static void describe_allowed(FILE *f, const struct kmodns_load_verdict *v)
+{
+	size_t i;
+
+	fputs("allowed:", f);
+	for (i = 0; i < v->n_problems; i++) {
+		const struct problem *p = &v->problems[i];
+		fprintf(f, "%s %s %s (%s from %s)", i ? "," : "", p->ns,
+			p->verdict == KMODNS_ALLOWED_MODULE_PATTERN ? "names it" : "imported",
+			p->symbol, p->exporter);
+	}
+	if (v->n_problems == 0)
+		fputs(" no namespaced symbol used", f);
+}
+
+KMODNS_EXPORT char *kmodns_load_verdict_describe(const struct kmodns_load_verdict *v)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (f == NULL)
+		return NULL;
+	if (v->n_refused > 0)
+		describe_refusal(f, v);
+	else
+		describe_allowed(f, v);
+	if (!v->vmlinux_known)
+		fputs("; namespaces of vmlinux's exports unknown, left to the kernel", f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <stdarg.h>
+#include <sys/utsname.h>
+
+#include "loader.h"
+#include "tool-util.h"
+
+static bool log_use_syslog;
+static int log_priority = LOG_WARNING;
+
+static const char *priority_name(int prio)
+{
+	switch (prio) {
+	case LOG_EMERG:
+	case LOG_ALERT:
+	case LOG_CRIT: return "FATAL";
+	case LOG_ERR: return "ERROR";
+	case LOG_WARNING: return "WARNING";
+	case LOG_NOTICE: return "NOTICE";
+	case LOG_INFO: return "INFO";
+	default: return "DEBUG";
+	}
+}
+
+void loader_log_open(bool use_syslog)
+{
+	log_use_syslog = use_syslog;
+	if (use_syslog)
+		openlog(program_invocation_short_name, LOG_CONS, LOG_DAEMON);
+}
+
+void loader_log_close(void)
+{
+	if (log_use_syslog)
+		closelog();
+}
+
+void loader_log_set_priority(int priority)
+{
+	log_priority = priority;
+}
+
+int loader_log_get_priority(void)
+{
+	return log_priority;
+}
+
+/* prefix: libkmod's "file:line fn() " or "" */
+static void log_line(int prio, const char *prefix, const char *fmt, va_list args)
+{
+	_cleanup_free_ char *msg = NULL;
+	size_t len;
+
+	if (vasprintf(&msg, fmt, args) < 0)
+		return;
+	len = strlen(msg);
+	if (log_use_syslog)
+		syslog(prio, "%s: %s%s", priority_name(prio), prefix, msg);
+	else
+		fprintf(stderr, "%s: %s: %s%s%s", program_invocation_short_name, priority_name(prio),
+			prefix, msg, len > 0 && msg[len - 1] == '\n' ? "" : "\n");
+}
+
+void loader_log(int prio, const char *fmt, ...)
+{
+	va_list args;
+
+	if (prio > log_priority)
+		return;
+	va_start(args, fmt);
+	log_line(prio, "", fmt, args);
+	va_end(args);
+	if (prio <= LOG_CRIT)
+		exit(EXIT_FAILURE);
+}
+
+static void log_from_libkmod(void *data, int priority, const char *file, int line, const char *fn,
+			     const char *format, va_list args)
+{
+	_cleanup_free_ char *prefix = NULL;
+
+	/* libkmod 30 does not know "weakdep" (kmod 33); we read those lines ourselves */
+	if (strstr(format, "ignoring bad line starting with") != NULL) {
+		va_list copy;
+		const char *cmd;
+		va_copy(copy, args);
+		(void)va_arg(copy, const char *);
+		(void)va_arg(copy, unsigned);
+		cmd = va_arg(copy, const char *);
+		va_end(copy);
+		if (cmd != NULL && streq(cmd, "weakdep"))
+			return;
+	}
+	if (asprintf(&prefix, "%s:%d %s() ", file, line, fn) < 0)
+		return;
+	log_line(priority, prefix, format, args);
+}
+
+static void log_from_libkmodns(void *data, int priority, const char *file, int line, const char *fn,
+			       const char *format, va_list args)
+{
+	log_line(priority, "", format, args);
+}
+
+void loader_log_setup_kmod(struct kmod_ctx *ctx, struct kmodns_ctx *ns_ctx)
+{
+	if (ctx != NULL) {
+		kmod_set_log_priority(ctx, log_priority);
+		kmod_set_log_fn(ctx, log_from_libkmod, NULL);
+	}
+	if (ns_ctx != NULL) {
+		kmodns_set_log_priority(ns_ctx, log_priority);
+		kmodns_set_log_fn(ns_ctx, log_from_libkmodns, NULL);
+	}
+}
+
+int module_options_from_args(char **args, int nargs, char **options)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int i;
+
+	*options = NULL;
+	if (f == NULL)
+		return -ENOMEM;
+	for (i = 0; i < nargs; i++) {
+		const char *eq = strchr(args[i], '=');
+
+		if (i > 0)
+			fputc(' ', f);
+		/* the kernel splits parameters on spaces unless the value is quoted */
+		if (eq != NULL && eq[1] != '"' && eq[1] != '\'' && strchr(eq + 1, ' ') != NULL)
+			fprintf(f, "%.*s\"%s\"", (int)(eq - args[i] + 1), args[i], eq + 1);
+		else
+			fputs(args[i], f);
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*options = buf;
+	return 0;
+}
+
+/* ---- the pre-load check ------------------------------------------------------------------ */
+
+int load_set_add(struct load_set *set, struct kmod_module *mod)
+{
+	if (array_reserve((void **)&set->mods, &set->capacity, sizeof(*set->mods), set->count + 1) < 0)
+		return -ENOMEM;
+	set->mods[set->count++] = kmod_module_ref(mod);
+	return 0;
+}
+
+void load_set_release(struct load_set *set)
+{
+	size_t i;
+
+	for (i = 0; i < set->count; i++)
+		kmod_module_unref(set->mods[i]);
+	free(set->mods);
+	*set = (struct load_set){ 0 };
+}
+
+int loader_kernel_new(struct kmodns_ctx *ns_ctx, const char *release, const char *dirname,
+		      struct kmodns_kernel **kernel)
+{
+	struct utsname u;
+
+	if (release == NULL) {
+		if (uname(&u) < 0)
+			return -errno;
+		release = u.release;
+	}
+	return kmodns_kernel_new(ns_ctx, release, dirname, kernel);
+}
+
+static const char *status_name(enum kmodns_load_status status)
+{
+	return status == KMODNS_LOAD_REFUSED ? "refused" : status == KMODNS_LOAD_WARNED ? "warned" : "allowed";
+}
+
+/* One module: its verdict printed as asked, a refusal as an error line; -EPERM when refused. */
+static int check_one(struct kmodns_kernel *kernel, struct kmod_module *mod, unsigned flags)
+{
+	const char *name = kmod_module_get_name(mod), *path = kmod_module_get_path(mod);
+	struct kmodns_load_verdict *v = NULL;
+	_cleanup_free_ char *why = NULL;
+	enum kmodns_load_status status;
+	int r;
+
+	r = kmodns_kernel_check_module(kernel, name, path,
+				       flags & LOAD_CHECK_READ_FILES ? KMODNS_CHECK_READ_FILE : 0, &v);
+	if (r < 0) {
+		/* the kernel reads the file too: let it give its own error */
+		LOG_WARN("could not check the namespaces of '%s': %s; left to the kernel\n", name,
+			 strerror(-r));
+		return 0;
+	}
+	status = kmodns_load_verdict_get_status(v);
+	why = kmodns_load_verdict_describe(v);
+	if (why == NULL) {
+		kmodns_load_verdict_unref(v);
+		return -ENOMEM;
+	}
+	if (flags & LOAD_CHECK_SHOW)
+		printf("namespaces %s: %s (%s)\n", name, status == KMODNS_LOAD_ALLOWED ? why : status_name(status),
+		       kmodns_load_verdict_from_record(v) ? "depmod's record" : "module file");
+	if (status == KMODNS_LOAD_REFUSED)
+		LOG_ERROR("could not insert '%s': it %s\n", name, why);
+	else if (status == KMODNS_LOAD_WARNED)
+		LOG_WARN("'%s' %s; the kernel loads it anyway (CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS=y)\n",
+			 name, why);
+	else if (!kmodns_load_verdict_vmlinux_known(v))
+		loader_log(LOG_NOTICE, "%s: namespaces of vmlinux's exports unknown (no build/Module.symvers when depmod ran); "
+			 "those symbols are left to the kernel\n", name);
+	kmodns_load_verdict_unref(v);
+	return status == KMODNS_LOAD_REFUSED ? -EPERM : 0;
+}
+
+int load_set_check(struct kmodns_kernel *kernel, const struct load_set *set, unsigned flags)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < set->count; i++) {
+		int r = check_one(kernel, set->mods[i], flags);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			err = r;
+	}
+	return err;
+}

@@ -1,0 +1,6 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The commands of the kmodns multicall binary, each named by argv[0]'s base name. */
+#pragma once
+
+int modprobe_main(int argc, char *argv[]);
+int insmod_main(int argc, char *argv[]);
