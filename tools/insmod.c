@@ -102,7 +102,7 @@ int insmod_main(int argc, char *argv[])
 		LOG_ERROR("could not gather module options: out-of-memory\n");
 		goto out;
 	}
-	ctx = kmod_new(NULL, &no_config);
+	ctx = loader_kmod_new(NULL, &no_config);
 	ns_ctx = kmodns_new();
 	if (ctx == NULL || ns_ctx == NULL) {
 		LOG_ERROR("kmod_new() failed!\n");

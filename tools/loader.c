@@ -47,19 +47,23 @@ int loader_log_get_priority(void)
 }
 
 /* prefix: libkmod's "file:line fn() " or "" */
-static void log_line(int prio, const char *prefix, const char *fmt, va_list args)
+static void log_text(int prio, const char *prefix, const char *msg)
 {
-	_cleanup_free_ char *msg = NULL;
-	size_t len;
+	size_t len = strlen(msg);
 
-	if (vasprintf(&msg, fmt, args) < 0)
-		return;
-	len = strlen(msg);
 	if (log_use_syslog)
 		syslog(prio, "%s: %s%s", priority_name(prio), prefix, msg);
 	else
 		fprintf(stderr, "%s: %s: %s%s%s", program_invocation_short_name, priority_name(prio),
 			prefix, msg, len > 0 && msg[len - 1] == '\n' ? "" : "\n");
+}
+
+static void log_line(int prio, const char *prefix, const char *fmt, va_list args)
+{
+	_cleanup_free_ char *msg = NULL;
+
+	if (vasprintf(&msg, fmt, args) >= 0)
+		log_text(prio, prefix, msg);
 }
 
 void loader_log(int prio, const char *fmt, ...)
@@ -75,26 +79,51 @@ void loader_log(int prio, const char *fmt, ...)
 		exit(EXIT_FAILURE);
 }
 
+/* libkmod 30 does not know "weakdep" (kmod 33); we read those lines ourselves */
+static bool is_weakdep_complaint(const char *msg)
+{
+	return strstr(msg, "ignoring bad line starting with 'weakdep'") != NULL;
+}
+
 static void log_from_libkmod(void *data, int priority, const char *file, int line, const char *fn,
 			     const char *format, va_list args)
 {
 	_cleanup_free_ char *prefix = NULL;
 
-	/* libkmod 30 does not know "weakdep" (kmod 33); we read those lines ourselves */
-	if (strstr(format, "ignoring bad line starting with") != NULL) {
-		va_list copy;
-		const char *cmd;
-		va_copy(copy, args);
-		(void)va_arg(copy, const char *);
-		(void)va_arg(copy, unsigned);
-		cmd = va_arg(copy, const char *);
-		va_end(copy);
-		if (cmd != NULL && streq(cmd, "weakdep"))
-			return;
-	}
+	_cleanup_free_ char *msg = NULL;
+
+	if (vasprintf(&msg, format, args) < 0 || is_weakdep_complaint(msg))
+		return;
 	if (asprintf(&prefix, "%s:%d %s() ", file, line, fn) < 0)
 		return;
-	log_line(priority, prefix, format, args);
+	log_text(priority, prefix, msg);
+}
+
+struct kmod_ctx *loader_kmod_new(const char *dirname, const char *const *config_paths)
+{
+	_cleanup_fclose_ FILE *captured = NULL;
+	_cleanup_free_ char *line = NULL;
+	struct kmod_ctx *ctx;
+	size_t cap = 0;
+	int saved;
+
+	fflush(stderr);
+	captured = tmpfile();
+	saved = captured ? dup(STDERR_FILENO) : -1;
+	if (saved < 0 || dup2(fileno(captured), STDERR_FILENO) < 0) {
+		if (saved >= 0)
+			close(saved);
+		return kmod_new(dirname, config_paths);
+	}
+	ctx = kmod_new(dirname, config_paths);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(captured);
+	while (getline(&line, &cap, captured) > 0)
+		if (!is_weakdep_complaint(line))
+			fputs(line, stderr);
+	return ctx;
 }
 
 static void log_from_libkmodns(void *data, int priority, const char *file, int line, const char *fn,

@@ -22,6 +22,10 @@ _printf_(2, 3) void loader_log(int prio, const char *fmt, ...);
 /* Routes libkmod's and libkmodns's messages through the same log, at the same priority. */
 void loader_log_setup_kmod(struct kmod_ctx *ctx, struct kmodns_ctx *ns_ctx);
 
+/* kmod_new() without libkmod 30's complaint about weakdep lines, which we read ourselves:
+ * it parses the configuration before a log function can be set. */
+struct kmod_ctx *loader_kmod_new(const char *dirname, const char *const *config_paths);
+
 #define LOG_FATAL(...) loader_log(LOG_CRIT, __VA_ARGS__)
 #define LOG_ERROR(...) loader_log(LOG_ERR, __VA_ARGS__)
 #define LOG_WARN(...) loader_log(LOG_WARNING, __VA_ARGS__)

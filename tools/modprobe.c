@@ -144,7 +144,7 @@ static void help(void)
 
 /* kmod 30's search path for modprobe.d, in order of precedence. */
 static const char *const default_config_paths[] = {
-	SYSCONFDIR "/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d", "/lib/modprobe.d", NULL,
+	"/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d", "/lib/modprobe.d", NULL,
 };
 
 struct config_file {
@@ -896,7 +896,7 @@ int modprobe_main(int argc, char *argv[])
 		dirname = dirname_buf;
 	}
 
-	ctx = kmod_new(dirname, config_paths);
+	ctx = loader_kmod_new(dirname, config_paths);
 	ns_ctx = kmodns_new();
 	if (ctx == NULL || ns_ctx == NULL) {
 		LOG_ERROR("kmod_new() failed!\n");
