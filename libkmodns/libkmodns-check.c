@@ -16,6 +16,8 @@
 #define ALLOW_MISSING_OPTION "CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS"
 /* 6.13 made MODULE_IMPORT_NS() take a string literal. */
 #define STRING_IMPORT_SINCE KMODNS_KERNEL_VERSION(6, 13, 0)
+/* 5.4 brought namespaces: an older release names no kernel that judges them. */
+#define NAMESPACES_SINCE KMODNS_KERNEL_VERSION(5, 4, 0)
 
 struct kmodns_kernel {
 	int refcount;
@@ -65,6 +67,9 @@ KMODNS_EXPORT int kmodns_kernel_new(struct kmodns_ctx *ctx, const char *release,
 	k->release = strdup(release);
 	k->dirname = strdup(dirname);
 	k->version = kmodns_kernel_version_parse(release);
+	/* a test tree or a custom name ("1.0.0-foo"): each module's own kernel decides */
+	if (k->version < NAMESPACES_SINCE)
+		k->version = 0;
 	k->allow_missing = INT32_MIN;
 	if (k->release == NULL || k->dirname == NULL) {
 		kmodns_kernel_unref(k);
@@ -302,14 +307,48 @@ static int verdict_add(struct kmodns_load_verdict *v, enum kmodns_verdict verdic
 	return 0;
 }
 
-/* The facts both sources give: imports, then (namespace, symbol, exporter) needed. */
+/*
+ * The facts both sources give: imports, then (namespace, symbol, exporter) needed. When the
+ * target kernel is unknown, the kernel the module was built for judges: the module file gives
+ * its version, the record the verdicts depmod reached with it.
+ */
 struct facts {
 	const char *const *imports;
 	size_t n_imports;
 	size_t n_needs;
 	const char *(*need)(const void *src, size_t i, const char **symbol, const char **exporter);
 	const void *src;
+	unsigned built_for;
+	enum kmodns_verdict (*import_verdict_built_for)(const void *src, size_t i);
+	enum kmodns_verdict (*need_verdict_built_for)(const void *src, size_t i);
 };
+
+static enum kmodns_verdict import_verdict(const struct kmodns_kernel *k, const struct facts *f,
+					  size_t i)
+{
+	if (k->version == 0 && f->import_verdict_built_for)
+		return f->import_verdict_built_for(f->src, i);
+	return kmodns_import_check(f->imports[i], k->version ? k->version : f->built_for);
+}
+
+static enum kmodns_verdict need_verdict(const struct kmodns_kernel *k, const struct facts *f,
+					const char *module, size_t i, const char *ns)
+{
+	if (k->version == 0 && f->need_verdict_built_for)
+		return f->need_verdict_built_for(f->src, i);
+	return kmodns_namespace_check(module, f->imports, f->n_imports, ns,
+				      k->version ? k->version : f->built_for);
+}
+
+static enum kmodns_verdict record_import_verdict(const void *src, size_t i)
+{
+	return kmodns_ns_record_get_import_verdict(src, i);
+}
+
+static enum kmodns_verdict record_need_verdict(const void *src, size_t i)
+{
+	return kmodns_ns_record_get_require_verdict(src, i);
+}
 
 static const char *record_need(const void *src, size_t i, const char **symbol, const char **exporter)
 {
@@ -327,14 +366,14 @@ static const char *requires_need(const void *src, size_t i, const char **symbol,
 	return kmodns_requires_get_namespace(src, i);
 }
 
-/* Judges the facts by the rule of the target kernel, not the one the module was built for. */
+/* Judges the facts by the rule of the target kernel, when it is known. */
 static int judge(struct kmodns_kernel *k, struct kmodns_load_verdict *v, const struct facts *f)
 {
 	size_t i, refused_module_imports = 0;
 	int r;
 
 	for (i = 0; i < f->n_imports; i++) {
-		if (kmodns_import_check(f->imports[i], k->version) != KMODNS_REFUSED_MODULE_IMPORT)
+		if (import_verdict(k, f, i) != KMODNS_REFUSED_MODULE_IMPORT)
 			continue;
 		r = verdict_add(v, KMODNS_REFUSED_MODULE_IMPORT, f->imports[i], NULL, NULL);
 		if (r < 0)
@@ -343,8 +382,7 @@ static int judge(struct kmodns_kernel *k, struct kmodns_load_verdict *v, const s
 	}
 	for (i = 0; i < f->n_needs; i++) {
 		const char *symbol, *exporter, *ns = f->need(f->src, i, &symbol, &exporter);
-		enum kmodns_verdict verdict =
-			kmodns_namespace_check(v->module, f->imports, f->n_imports, ns, k->version);
+		enum kmodns_verdict verdict = need_verdict(k, f, v->module, i, ns);
 
 		r = verdict_add(v, verdict, ns, symbol, exporter);
 		if (r < 0)
@@ -382,34 +420,40 @@ static bool record_is_current(struct kmodns_kernel *k, const char *path)
 		st.st_mtim.tv_nsec <= k->dep_index_mtime.tv_nsec);
 }
 
-static int check_from_record(struct kmodns_kernel *k, struct kmodns_load_verdict *v,
-			     const char *name)
+static int judge_record(struct kmodns_kernel *k, struct kmodns_load_verdict *v,
+			const struct kmodns_ns_record *rec)
 {
-	struct kmodns_ns_record *rec = NULL;
 	_cleanup_free_ const char **imports = NULL;
-	struct facts f;
-	size_t i;
-	int r = kmodns_ns_record_lookup_in(k->ctx, k->dep_index, k->dirname, name, &rec);
-
-	if (r < 0)
-		return r;
-	f = (struct facts){
+	struct facts f = {
 		.n_imports = kmodns_ns_record_get_import_count(rec),
 		.n_needs = kmodns_ns_record_get_require_count(rec),
 		.need = record_need,
 		.src = rec,
+		.import_verdict_built_for = record_import_verdict,
+		.need_verdict_built_for = record_need_verdict,
 	};
+	size_t i;
+
 	imports = calloc(f.n_imports + 1, sizeof(*imports));
-	if (imports == NULL) {
-		kmodns_ns_record_unref(rec);
+	if (imports == NULL)
 		return -ENOMEM;
-	}
 	for (i = 0; i < f.n_imports; i++)
 		imports[i] = kmodns_ns_record_get_import(rec, i);
 	f.imports = imports;
 	v->vmlinux_known = kmodns_ns_record_vmlinux_known(rec);
 	v->from_record = true;
-	r = judge(k, v, &f);
+	return judge(k, v, &f);
+}
+
+static int check_from_record(struct kmodns_kernel *k, struct kmodns_load_verdict *v,
+			     const char *name)
+{
+	struct kmodns_ns_record *rec = NULL;
+	int r = kmodns_ns_record_lookup_in(k->ctx, k->dep_index, k->dirname, name, &rec);
+
+	if (r < 0)
+		return r;
+	r = judge_record(k, v, rec);
 	kmodns_ns_record_unref(rec);
 	return r;
 }
@@ -431,7 +475,10 @@ static int check_from_file(struct kmodns_kernel *k, struct kmodns_load_verdict *
 			.n_needs = kmodns_requires_get_count(req),
 			.need = requires_need,
 			.src = req,
+			.built_for = kmodns_module_get_kernel_version(mod),
 		};
+		if (v->kernel_version == 0)
+			v->kernel_version = f.built_for;
 		v->vmlinux_known = k->symvers != NULL;
 		r = judge(k, v, &f);
 	}
@@ -440,28 +487,54 @@ static int check_from_file(struct kmodns_kernel *k, struct kmodns_load_verdict *
 	return r;
 }
 
+static struct kmodns_load_verdict *verdict_new(const struct kmodns_kernel *k, const char *name)
+{
+	struct kmodns_load_verdict *v = calloc(1, sizeof(*v));
+
+	if (v == NULL)
+		return NULL;
+	v->kernel_version = k->version;
+	v->module = arena_strdup(&v->strings, name);
+	if (v->module == NULL)
+		return kmodns_load_verdict_unref(v);
+	return v;
+}
+
 KMODNS_EXPORT int kmodns_kernel_check_module(struct kmodns_kernel *k, const char *name,
 					     const char *path, unsigned flags,
 					     struct kmodns_load_verdict **out)
 {
-	struct kmodns_load_verdict *v = calloc(1, sizeof(*v));
+	struct kmodns_load_verdict *v = verdict_new(k, name);
 	int r = -ENOENT;
 
 	*out = NULL;
 	if (v == NULL)
 		return -ENOMEM;
-	v->kernel_version = k->version;
-	v->module = arena_strdup(&v->strings, name);
-	if (v->module == NULL) {
-		kmodns_load_verdict_unref(v);
-		return -ENOMEM;
-	}
 	if (!(flags & KMODNS_CHECK_READ_FILE) && record_is_current(k, path))
 		r = check_from_record(k, v, name);
 	if (r == -ENOENT) {
 		DBG(k->ctx, "%s: no current namespace record, reading %s", name, path);
 		r = check_from_file(k, v, path);
 	}
+	if (r < 0) {
+		kmodns_load_verdict_unref(v);
+		return r;
+	}
+	*out = v;
+	return 0;
+}
+
+KMODNS_EXPORT int kmodns_kernel_check_record(struct kmodns_kernel *k, const char *name,
+					     const struct kmodns_ns_record *rec,
+					     struct kmodns_load_verdict **out)
+{
+	struct kmodns_load_verdict *v = verdict_new(k, name);
+	int r;
+
+	*out = NULL;
+	if (v == NULL)
+		return -ENOMEM;
+	r = judge_record(k, v, rec);
 	if (r < 0) {
 		kmodns_load_verdict_unref(v);
 		return r;
@@ -539,6 +612,19 @@ static void put_import_line(FILE *f, const char *ns, unsigned kernel_version)
 		fprintf(f, "MODULE_IMPORT_NS(\"%s\")", ns);
 }
 
+/*
+ * Whether a refused use of p->ns was refused by the module-list rule. With the version unknown
+ * (depmod's verdict, reached with the module's own), a list that names the module yet refused
+ * it can only have been an ordinary name to an older kernel.
+ */
+static bool refused_by_module_list(const struct kmodns_load_verdict *v, const struct problem *p)
+{
+	if (!kmodns_namespace_is_module_list(p->ns, v->kernel_version))
+		return false;
+	return v->kernel_version != 0 ||
+	       kmodns_namespace_check(v->module, NULL, 0, p->ns, 0) != KMODNS_ALLOWED_MODULE_PATTERN;
+}
+
 static void describe_refusal(FILE *f, const struct kmodns_load_verdict *v)
 {
 	const struct problem *p = reason(v);
@@ -548,7 +634,7 @@ static void describe_refusal(FILE *f, const struct kmodns_load_verdict *v)
 			   "is granted by its exporter's list of modules, never by an import; remove ",
 			p->ns);
 		put_import_line(f, p->ns, v->kernel_version);
-	} else if (kmodns_namespace_is_module_list(p->ns, v->kernel_version)) {
+	} else if (refused_by_module_list(v, p)) {
 		fprintf(f, "uses %s, which %s exports only to the modules %s names; no import can "
 			   "grant it",
 			p->symbol, p->exporter, p->ns);

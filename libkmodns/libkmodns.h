@@ -272,7 +272,8 @@ struct kmodns_kernel;
 int kmodns_kernel_new(struct kmodns_ctx *ctx, const char *release, const char *dirname,
 		      struct kmodns_kernel **kernel);
 struct kmodns_kernel *kmodns_kernel_unref(struct kmodns_kernel *kernel);
-/* KMODNS_KERNEL_VERSION() of the release, 0 when it cannot be parsed (newest rules). */
+/* KMODNS_KERNEL_VERSION() of the release; 0 when it names no kernel with namespaces (unparsed,
+ * or older than 5.4, as test trees are): then each module's own vermagic decides. */
 unsigned kmodns_kernel_get_version(const struct kmodns_kernel *kernel);
 /* 1 when CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS=y (the kernel only warns), 0 when not,
  * -ENOENT when no config was found (/boot/config-RELEASE, DIR/config, /proc/config.gz of the
@@ -298,6 +299,10 @@ struct kmodns_load_verdict;
  */
 int kmodns_kernel_check_module(struct kmodns_kernel *kernel, const char *name, const char *path,
 			       unsigned flags, struct kmodns_load_verdict **verdict);
+/* The same judgement of a record already in hand (modinfo's, made with -E's exports). */
+int kmodns_kernel_check_record(struct kmodns_kernel *kernel, const char *name,
+			       const struct kmodns_ns_record *record,
+			       struct kmodns_load_verdict **verdict);
 struct kmodns_load_verdict *kmodns_load_verdict_unref(struct kmodns_load_verdict *verdict);
 enum kmodns_load_status kmodns_load_verdict_get_status(const struct kmodns_load_verdict *verdict);
 const char *kmodns_load_verdict_get_module(const struct kmodns_load_verdict *verdict);

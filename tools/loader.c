@@ -206,11 +206,6 @@ int loader_kernel_new(struct kmodns_ctx *ns_ctx, const char *release, const char
 	return kmodns_kernel_new(ns_ctx, release, dirname, kernel);
 }
 
-static const char *status_name(enum kmodns_load_status status)
-{
-	return status == KMODNS_LOAD_REFUSED ? "refused" : status == KMODNS_LOAD_WARNED ? "warned" : "allowed";
-}
-
 /* One module: its verdict printed as asked, a refusal as an error line; -EPERM when refused. */
 static int check_one(struct kmodns_kernel *kernel, struct kmod_module *mod, unsigned flags)
 {
@@ -234,9 +229,16 @@ static int check_one(struct kmodns_kernel *kernel, struct kmod_module *mod, unsi
 		kmodns_load_verdict_unref(v);
 		return -ENOMEM;
 	}
-	if (flags & LOAD_CHECK_SHOW)
-		printf("namespaces %s: %s (%s)\n", name, status == KMODNS_LOAD_ALLOWED ? why : status_name(status),
+	if (flags & LOAD_CHECK_SHOW) {
+		_cleanup_free_ char *shown = tool_verdict_text(v);
+
+		if (shown == NULL) {
+			kmodns_load_verdict_unref(v);
+			return -ENOMEM;
+		}
+		printf("namespaces %s: %s (%s)\n", name, shown,
 		       kmodns_load_verdict_from_record(v) ? "depmod's record" : "module file");
+	}
 	if (status == KMODNS_LOAD_REFUSED)
 		LOG_ERROR("could not insert '%s': it %s\n", name, why);
 	else if (status == KMODNS_LOAD_WARNED)

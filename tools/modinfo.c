@@ -350,8 +350,23 @@ static void print_export_namespaces(const struct kmodns_module *mod)
 	}
 }
 
-/* rec: the module's requirements as a namespace record, NULL when the kernel's exports are unknown. */
-static void report_text(const struct kmodns_module *mod, const struct kmodns_ns_record *rec)
+/* An import the kernel refuses outright (a "module:" one) is refused, not merely unused. */
+static bool import_is_refused(const struct kmodns_ns_record *rec, const char *ns)
+{
+	size_t i;
+
+	for (i = 0; i < kmodns_ns_record_get_import_count(rec); i++)
+		if (streq(kmodns_ns_record_get_import(rec, i), ns))
+			return kmodns_ns_record_get_import_verdict(rec, i) == KMODNS_REFUSED_MODULE_IMPORT;
+	return false;
+}
+
+/*
+ * rec: the module's requirements as a namespace record, NULL when the kernel's exports are
+ * unknown; verdict: rec judged as modprobe judges it.
+ */
+static void report_text(const struct kmodns_module *mod, const struct kmodns_ns_record *rec,
+			const char *verdict)
 {
 	size_t i;
 
@@ -369,16 +384,23 @@ static void report_text(const struct kmodns_module *mod, const struct kmodns_ns_
 	for (i = 0; i < kmodns_ns_record_get_require_count(rec); i++)
 		if (kmodns_verdict_is_refused(kmodns_ns_record_get_require_verdict(rec, i)))
 			print_requirement("missing_ns:", rec, i);
+	for (i = 0; i < kmodns_ns_record_get_import_count(rec); i++)
+		if (kmodns_ns_record_get_import_verdict(rec, i) == KMODNS_REFUSED_MODULE_IMPORT)
+			printf("%-16s%s%c", "refused_ns:", kmodns_ns_record_get_import(rec, i), separator);
 	for (i = 0; i < kmodns_ns_record_get_unused_count(rec); i++)
-		printf("%-16s%s%c", "unused_ns:", kmodns_ns_record_get_unused(rec, i), separator);
+		if (!import_is_refused(rec, kmodns_ns_record_get_unused(rec, i)))
+			printf("%-16s%s%c", "unused_ns:", kmodns_ns_record_get_unused(rec, i), separator);
 	if (!kmodns_ns_record_vmlinux_known(rec) && kmodns_ns_record_get_unresolved_count(rec) > 0)
 		printf("%-16s%s%c", "require_ns:",
 		       "unknown for symbols of vmlinux (no Module.symvers; use -E)", separator);
+	if (verdict != NULL)
+		printf("%-16s%s%c", "verdict:", verdict, separator);
 }
 
-static void report_json(const struct kmodns_module *mod, const struct kmodns_ns_record *rec)
+static void report_json(const struct kmodns_module *mod, const struct kmodns_ns_record *rec,
+			const char *verdict)
 {
-	size_t i;
+	size_t i, n;
 
 	printf("{\"module\":");
 	json_write_string(stdout, kmodns_module_get_name(mod));
@@ -415,13 +437,25 @@ static void report_json(const struct kmodns_module *mod, const struct kmodns_ns_
 			       v == KMODNS_ALLOWED_IMPORTED ? "true" : "false",
 			       kmodns_verdict_is_refused(v) ? "false" : "true");
 		}
+		printf("],\"refused_imports\":[");
+		for (i = 0, n = 0; i < kmodns_ns_record_get_import_count(rec); i++) {
+			if (kmodns_ns_record_get_import_verdict(rec, i) != KMODNS_REFUSED_MODULE_IMPORT)
+				continue;
+			printf("%s", n++ ? "," : "");
+			json_write_string(stdout, kmodns_ns_record_get_import(rec, i));
+		}
 		printf("],\"unused_imports\":[");
-		for (i = 0; i < kmodns_ns_record_get_unused_count(rec); i++) {
-			if (i)
-				putchar(',');
+		for (i = 0, n = 0; i < kmodns_ns_record_get_unused_count(rec); i++) {
+			if (import_is_refused(rec, kmodns_ns_record_get_unused(rec, i)))
+				continue;
+			printf("%s", n++ ? "," : "");
 			json_write_string(stdout, kmodns_ns_record_get_unused(rec, i));
 		}
 		printf("],\"unresolved_symbols\":%zu", kmodns_ns_record_get_unresolved_count(rec));
+	}
+	if (verdict != NULL) {
+		printf(",\"verdict\":");
+		json_write_string(stdout, verdict);
 	}
 	printf("}\n");
 }
@@ -429,6 +463,7 @@ static void report_json(const struct kmodns_module *mod, const struct kmodns_ns_
 struct ns_options {
 	bool json;
 	struct exporters exporters;
+	struct kmodns_kernel *kernel; /* -k's, else none: each module's own vermagic judges */
 };
 
 /*
@@ -466,19 +501,28 @@ static int modinfo_namespaces_of_file(struct ns_options *o, const char *path, co
 {
 	struct kmodns_module *mod = NULL;
 	struct kmodns_ns_record *rec = NULL;
+	struct kmodns_load_verdict *verdict = NULL;
+	_cleanup_free_ char *verdict_line = NULL;
 	int r = kmodns_module_new_from_path(ns_ctx, path, 0, &mod);
 
 	if (r < 0)
 		return r;
 	r = namespace_record(o, mod, record_name, &rec);
+	if (r >= 0 && rec != NULL) {
+		r = kmodns_kernel_check_record(o->kernel, kmodns_module_get_name(mod), rec, &verdict);
+		if (r >= 0 && (verdict_line = tool_verdict_text(verdict)) == NULL)
+			r = -ENOMEM;
+		kmodns_load_verdict_unref(verdict);
+	}
 	if (r < 0) {
+		kmodns_ns_record_unref(rec);
 		kmodns_module_unref(mod);
 		return r;
 	}
 	if (o->json)
-		report_json(mod, rec);
+		report_json(mod, rec, verdict_line);
 	else
-		report_text(mod, rec);
+		report_text(mod, rec, verdict_line);
 	kmodns_ns_record_unref(rec);
 	kmodns_module_unref(mod);
 	return 0;
@@ -708,7 +752,11 @@ int main(int argc, char *argv[])
 		nso.json = json;
 		nso.exporters.ns_ctx = ns_ctx;
 		nso.exporters.kmod_ctx = ctx;
-		if (exporters_open(&nso.exporters, symvers_path) < 0) {
+		/* a release naming no kernel leaves the judgement to each module's vermagic */
+		if (exporters_open(&nso.exporters, symvers_path) < 0 ||
+		    kmodns_kernel_new(ns_ctx, kversion ? kversion : "", kmod_get_dirname(ctx),
+				      &nso.kernel) < 0) {
+			exporters_release(&nso.exporters);
 			kmodns_unref(ns_ctx);
 			kmod_unref(ctx);
 			return EXIT_FAILURE;
@@ -730,8 +778,10 @@ int main(int argc, char *argv[])
 			err = r;
 	}
 
-	if (namespaces)
+	if (namespaces) {
 		exporters_release(&nso.exporters);
+		kmodns_kernel_unref(nso.kernel);
+	}
 	kmodns_unref(ns_ctx);
 	kmod_unref(ctx);
 	return err >= 0 ? EXIT_SUCCESS : EXIT_FAILURE;

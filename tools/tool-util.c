@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <syslog.h>
 
+#include "libkmodns.h"
 #include "tool-util.h"
 
 static unsigned problems;
@@ -102,4 +103,19 @@ char *alias_normalize(const char *alias)
 	}
 	*q = '\0';
 	return out;
+}
+
+char *tool_verdict_text(const struct kmodns_load_verdict *v)
+{
+	enum kmodns_load_status status = kmodns_load_verdict_get_status(v);
+	_cleanup_free_ char *why = kmodns_load_verdict_describe(v);
+	char *text = NULL;
+
+	if (why == NULL)
+		return NULL;
+	if (status == KMODNS_LOAD_ALLOWED)
+		return strdup(why);
+	if (asprintf(&text, "%s: %s", status == KMODNS_LOAD_REFUSED ? "refused" : "warned", why) < 0)
+		return NULL;
+	return text;
 }

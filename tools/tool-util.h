@@ -20,6 +20,11 @@ unsigned tool_problem_count(void);
 void tool_log_kmodns(void *data, int priority, const char *file, int line, const char *fn,
 		     const char *format, va_list args);
 
+struct kmodns_load_verdict;
+/* "refused: WHY", "warned: WHY" or "allowed: ...": a load verdict as modprobe -v and modinfo
+ * --namespaces show it. The caller frees it; NULL without memory. */
+char *tool_verdict_text(const struct kmodns_load_verdict *verdict);
+
 /* Writes s as a JSON string literal, quotes included. */
 void json_write_string(FILE *out, const char *s);
 
