@@ -131,19 +131,36 @@ static bool is_running_kernel(const char *release)
 	return uname(&u) == 0 && streq(u.release, release);
 }
 
-/* The config of the target kernel: plain files first, the running kernel's gzip copy last. */
+/* The length of ROOT in a module directory ROOT/lib/modules/RELEASE ("" is the system's). */
+static size_t root_length(const struct kmodns_kernel *k)
+{
+	size_t len = strlen(k->dirname), rel = strlen(k->release), tail = strlen("/lib/modules/") + rel;
+
+	if (len < tail || strcmp(k->dirname + len - rel, k->release) != 0 ||
+	    strncmp(k->dirname + len - tail, "/lib/modules/", strlen("/lib/modules/")) != 0)
+		return SIZE_MAX;
+	return len - tail;
+}
+
+/*
+ * The config of the target kernel: its root's /boot/config-RELEASE, the module directory's
+ * config, and for the running kernel of this system its gzip'd copy last.
+ */
 static int read_kernel_config(struct kmodns_kernel *k)
 {
 	_cleanup_free_ char *boot = NULL, *moddir = NULL;
 	const char *candidates[3];
-	size_t n = 0, i;
+	size_t n = 0, i, root = root_length(k);
 
-	if (asprintf(&boot, "/boot/config-%s", k->release) < 0 ||
-	    asprintf(&moddir, "%s/config", k->dirname) < 0)
+	if (asprintf(&moddir, "%s/config", k->dirname) < 0)
 		return -ENOMEM;
-	candidates[n++] = boot;
+	if (root != SIZE_MAX) {
+		if (asprintf(&boot, "%.*s/boot/config-%s", (int)root, k->dirname, k->release) < 0)
+			return -ENOMEM;
+		candidates[n++] = boot;
+	}
 	candidates[n++] = moddir;
-	if (is_running_kernel(k->release))
+	if (root == 0 && is_running_kernel(k->release))
 		candidates[n++] = "/proc/config.gz";
 	for (i = 0; i < n; i++) {
 		struct kmodns_image image = { 0 };

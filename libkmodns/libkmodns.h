@@ -276,8 +276,8 @@ struct kmodns_kernel *kmodns_kernel_unref(struct kmodns_kernel *kernel);
  * or older than 5.4, as test trees are): then each module's own vermagic decides. */
 unsigned kmodns_kernel_get_version(const struct kmodns_kernel *kernel);
 /* 1 when CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS=y (the kernel only warns), 0 when not,
- * -ENOENT when no config was found (/boot/config-RELEASE, DIR/config, /proc/config.gz of the
- * running kernel). Read once, on the first call. */
+ * -ENOENT when no config was found (ROOT/boot/config-RELEASE for a DIR of ROOT/lib/modules/RELEASE,
+ * DIR/config, /proc/config.gz of the running kernel). Read once, on the first call. */
 int kmodns_kernel_allows_missing_imports(struct kmodns_kernel *kernel);
 
 enum kmodns_check_flags {

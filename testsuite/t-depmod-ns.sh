@@ -160,12 +160,31 @@ import_ns:      module:nsi_friend,nsi_user*
 import_ns:      module:nowhere
 require_ns:     NSI_CORE nsi_core nsi_core_fn
 require_ns:     module:nsi_friend,nsi_user* nsi_core nsi_friends_fn
-unused_ns:      module:nowhere
+refused_ns:     module:nsi_friend,nsi_user*
+refused_ns:     module:nowhere
+verdict:        refused: imports namespace module:nsi_friend,nsi_user*, which the kernel refuses: a "module:" namespace is granted by its exporter's list of modules, never by an import; remove MODULE_IMPORT_NS("module:nsi_friend,nsi_user*") (and 1 more namespace)
 EOF
 $W "$B/tools/modinfo" --namespaces -b "$R" -k $K nsi_bad 2>&1 | sed "s|$R|ROOT|g" >"$T/mi"
 check "modinfo-takes-record-by-name" cmp -s "$T/want" "$T/mi" || diff "$T/want" "$T/mi"
 $W "$B/tools/modinfo" --namespaces -b "$R" -k $K "$D/kernel/drivers/nsi/nsi_bad.ko" 2>&1 | sed "s|$R|ROOT|g" >"$T/mi"
 check "modinfo-takes-record-by-path" cmp -s "$T/want" "$T/mi" || diff "$T/want" "$T/mi"
+# The same verdicts in JSON, and for the other modules of the tree, each judged by its own
+# vermagic (the release 1.0.0-nsimport names no kernel): 6.15's module: is an ordinary name.
+$W "$B/tools/modinfo" --namespaces --json -b "$R" -k $K nsi_bad >"$T/mi.json" 2>&1
+check "modinfo-json-refused-imports" python3 -c "
+import json; o = json.load(open('$T/mi.json'))
+assert o['refused_imports'] == ['module:nsi_friend,nsi_user*', 'module:nowhere'], o
+assert o['unused_imports'] == [], o
+assert o['verdict'].startswith('refused: imports namespace module:nsi_friend,nsi_user*'), o"
+verdict_of() { $W "$B/tools/modinfo" --namespaces -b "$R" -k $K "$1" 2>&1 | sed -n 's/^verdict: *//p'; }
+check "modinfo-verdict-friend-allowed" test "$(verdict_of nsi_friend)" = \
+	"allowed: module:nsi_friend,nsi_user* names it (nsi_friends_fn from nsi_core)"
+check "modinfo-verdict-user-new-allowed" test "$(verdict_of nsi_user_new)" = \
+	"allowed: module:nsi_friend,nsi_user* names it (nsi_friends_fn from nsi_core)"
+check "modinfo-verdict-old-imported" test "$(verdict_of nsi_old)" = \
+	"allowed: module:nsi_friend,nsi_user* imported (nsi_friends_fn from nsi_core)"
+check "modinfo-verdict-user-old-missing" test "$(verdict_of nsi_user_old)" = \
+	"refused: uses nsi_friends_fn from namespace module:nsi_friend,nsi_user* (exported by nsi_core) but does not import it; add MODULE_IMPORT_NS(\"module:nsi_friend,nsi_user*\") to its source"
 # A copy outside the tree is not the tree's module: no record for it.
 cp "$D/kernel/drivers/nsi/nsi_bad.ko" "$T/nsi_bad.ko"
 $W "$B/tools/modinfo" --namespaces -b "$R" -k $K "$T/nsi_bad.ko" >"$T/mi" 2>&1
