@@ -158,6 +158,18 @@ for era in 6.1 latest; do
 	# every module of the tree in one load set: the kernel would load each, so must we
 	$W "$M" -d "$R" -S "$kver" -n -a $(cat "$T/names") >"$T/out" 2>"$T/err"; rc=$?
 	check "real-$era-none-refused ($n modules)" test $rc -eq 0 -a ! -s "$T/err"
+	# --show-exports of the modules exporting into a namespace = the kernel's Module.symvers
+	awk '$2 == "export" { print $1 }' "$D/modules.namespaces" | uniq | head -30 >"$T/exporters"
+	bad=
+	while read -r m; do
+		path=$(awk -F: -v n="$m" '{ x = $1; sub(/.*\//, "", x); sub(/\.ko.*/, "", x); gsub(/-/, "_", x) } x == n { print $1; exit }' "$D/modules.dep")
+		$W "$M" -d "$R" -S "$kver" --show-exports "$m" 2>&1 | sort >"$T/ours"
+		p=${path%%.ko*}
+		awk -F'\t' -v p="${p#kernel/}" '$3 == p { print $1 "\t" $2 "\t" $5 }' "$dir/Module.symvers" |
+			sed 's/\t$//' | sort >"$T/want"
+		[ -s "$T/want" ] && cmp -s "$T/ours" "$T/want" || bad="$bad $m"
+	done <"$T/exporters"
+	check "real-$era-show-exports-as-symvers ($(wc -l <"$T/exporters") modules)" test -s "$T/exporters" -a -z "$bad" || echo "differs:$bad"
 	# the modules that use a namespace (depmod's modules.namespaces), with Debian's modprobe
 	# for the insmod lines
 	awk '$2 == "require" { print $1 }' "$D/modules.namespaces" | uniq | head -40 >"$T/nsnames"
