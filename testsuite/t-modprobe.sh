@@ -69,6 +69,27 @@ if $have_kmod; then
 	mp "$R" $K -n -v --no-ns-check sample_bad
 	/sbin/modprobe -d "$R" -S $K -n -v sample_bad >"$T/kmod" 2>&1
 	check "sample-bad-no-ns-check-as-kmod" cmp -s "$T/out" "$T/kmod"
+	# the rest of modprobe's face: stdout (our verdict lines aside), stderr, exit status
+	while read -r name args; do
+		mp "$R" $K $args; grep -v '^namespaces ' "$T/out" >"$T/o1"; sed 's/^[^ :]*modprobe:/modprobe:/' "$T/err" >"$T/e1"
+		/sbin/modprobe -d "$R" -S $K $args >"$T/o2" 2>"$T/e2"; r2=$?
+		sed -i 's/^[^ :]*modprobe:/modprobe:/' "$T/e2"
+		check "as-kmod-$name" eval 'cmp -s "$T/o1" "$T/o2" && cmp -s "$T/e1" "$T/e2" && [ $rc = $r2 ]' ||
+			{ diff "$T/o1" "$T/o2"; diff "$T/e1" "$T/e2"; echo "exit $rc, kmod's $r2"; } | head -6
+	done <<'EOF'
+config -c
+resolve-alias -R sample_user
+show-depends -D sample_user
+not-found nosuchmod
+not-found-verbose -n -v nosuchmod
+bad-option --bogus
+remove-dry-run -r -n -v sample_user
+all -n -a sample_core sample_user
+first-time -n -v --first-time sample_core
+parameters -n -v sample_core foo=1 bar
+quiet-not-found -q nosuchmod
+no-name -n
+EOF
 else
 	skip "sample-as-kmod: Debian's kmod modprobe is not installed (apt-get install kmod)"
 fi
