@@ -305,6 +305,9 @@ static int read_symbols(struct reader *rd)
 		}
 		if (startswith(name, "__ksymtab_")) {
 			kind = ksymtab_kind_of_section(rd, sym.st_shndx);
+			/* the kind rides in the top byte: an offset reaching it is no real entry's */
+			if (kind >= 0 && sym.st_value >> 56 != 0)
+				return corrupt(rd, "__ksymtab_ symbol value out of range");
 			if (kind >= 0)
 				r = symbol_map_set(&rd->ksymtab_syms, name + strlen("__ksymtab_"),
 						   ((uint64_t)kind << 56) | sym.st_value);
@@ -629,6 +632,9 @@ static int read_modinfo(struct reader *rd)
 	r = section_load(rd, &rd->modinfo);
 	if (r < 0)
 		return r;
+	/* an empty section has no buffer at all: nothing to read, and no pointer to offset */
+	if (rd->modinfo.data->d_buf == NULL || rd->modinfo.data->d_size == 0)
+		return 0;
 	p = rd->modinfo.data->d_buf;
 	end = p + rd->modinfo.data->d_size;
 	while (p < end) {

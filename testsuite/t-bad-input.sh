@@ -102,3 +102,16 @@ if [ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -qF "$T/Module.symver
 else
 	fail "malformed-symvers-line: exit $rc: $(cat "$T/err")"
 fi
+
+# The fuzzers' findings (testsuite/fuzz-findings): an export whose __ksymtab_ value reaches the
+# reader's kind byte is damage, named; an empty .modinfo without a buffer is no module text.
+findings=$S/testsuite/fuzz-findings
+if [ -d "$findings" ]; then
+	cp "$findings/ksymtab-index-out-of-bounds.ko" "$T/ksymtab-index-out-of-bounds.ko"
+	expect_error "fuzz-ksymtab-index-out-of-bounds" "$T/ksymtab-index-out-of-bounds.ko"
+	check "fuzz-ksymtab-index-out-of-bounds-says-why" grep -q ': corrupt module: __ksymtab_ symbol value out of range$' "$T/err"
+	$W "$B/tools/modinfo" --namespaces "$findings/modinfo-null-offset.ko" >"$T/out" 2>"$T/err"; rc=$?
+	check "fuzz-modinfo-null-offset-clean" eval '[ $rc -le 1 ] && ! grep -qE "Sanitizer|runtime error" "$T/err"'
+else
+	fail "fuzz-findings: no $findings"
+fi
