@@ -184,6 +184,8 @@ run() {
 # what the kernel says (otherwise our own run reached the kernel already).
 case_() {
 	c=$1; shift
+	# where modprobe's verdict comes from: depmod's record, or the module file
+	case $1 in */modprobe) say "src|$c|$("$@" -n -v 2>/dev/null | grep '^namespaces ' | tail -n 1 | sed 's/.*(//; s/)$//')" ;; esac
 	run "$c" ours "$@"
 	case $out in *"could not insert '"*"': it "*) ;; *) return ;; esac
 	cmd=$1; shift
@@ -240,7 +242,7 @@ kernel_verdict() {
 	esac
 }
 judge() {
-	local era=$1 serial=$2 log=$2.kq name eras tool target e61 elat exp o c ours kern why info
+	local era=$1 serial=$2 log=$2.kq name eras tool target e61 elat exp o c ours kern why info src want
 	# the report lines, without carriage returns and the firmware's terminal escapes
 	tr -d '\r' <"$serial" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' | grep -a '^KQ|' >"$log"
 	info=$(grep -a '^KQ|info|' "$log" | tr -d '\r')
@@ -268,7 +270,12 @@ judge() {
 		elif [[ $oout == *"the kernel loads it anyway"* ]]; then ours=warned
 		else ours=allowed; fi
 		kern=$(kernel_verdict "$crc" "$cnew" "$cout" "$target")
-		why=
+		src=$(sed -n "s/^KQ|src|$name|//p" "$log") why=
+		# modprobe judges from depmod's record unless the module file is newer
+		if [ "$tool" = modprobe ]; then
+			want="depmod's record"; [ "$name" = stale-record ] && want="module file"
+			[ "$src" = "$want" ] || why="; judged from '$src', not from the $want"
+		fi
 		[ "$ours/$kern" = "$exp" ] || why="expected $exp, got $ours/$kern"
 		# the rule: refused by us <=> refused by the kernel (the lying config aside)
 		if [ "$ours" = refused ] && [ "$kern" = loads ]; then why="$why; we refuse what the kernel loads"; fi
@@ -280,7 +287,7 @@ judge() {
 		case $kern in
 		EINVAL | EPERM) [[ $cdm == *namespace* ]] || why="$why; no namespace line in dmesg: $cdm" ;;
 		esac
-		printf '  %-26s %-6s ours=%-8s kernel=%-7s %s\n' "$name" "$era" "$ours" "$kern" \
+		printf '  %-26s %-6s ours=%-8s kernel=%-7s %-16s %s\n' "$name" "$era" "$ours" "$kern" "${src:-module file}" \
 			"$(echo "$cdm" | tr '~' '\n' | grep -m1 namespace | cut -c1-110)"
 		[ "$ours" = refused ] && echo "    ours: ${oout%%~*}"
 		if [ -z "$why" ]; then pass "qemu-$era-$name"; else
