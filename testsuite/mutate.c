@@ -7,6 +7,15 @@
  * KIND: shoff-huge shnum-huge shstrndx-bad class-bad data-bad type-exec
  *       section-offset section-size section-name fill-A (need SECTION)
  *       symbol-name symtab-link kstrtabns-offset reloc-symbol
+ *
+ * For real kernels' modules (t-qemu.sh): the output has its module signature cut off
+ * (a patched module would fail the signature check before the namespace check).
+ *   strip-sig                   only that
+ *   modinfo-replace OLD NEW     the .modinfo record OLD (or the first one starting with OLD
+ *                               when OLD ends in '=') becomes NEW, NUL-padded; NEW no longer
+ *                               ("" removes a record, e.g. an import_ns)
+ *   export-ns OLD NEW           every namespace string OLD in __ksymtab_strings becomes NEW
+ *   rename OLD NEW              the module's name (.modinfo name= and this_module), same length
  */
 #include <fcntl.h>
 #include <gelf.h>
@@ -82,6 +91,75 @@ static uint64_t symbol_at(Elf *elf, const char *prefix)
 	return 0;
 }
 
+/* ---- real modules: signature, .modinfo records, namespace strings, name ---------------- */
+
+#define SIG_MAGIC "~Module signature appended~\n"
+
+/* Cuts an appended signature: magic, then a 12-byte trailer ending in the big-endian length. */
+static void strip_signature(void)
+{
+	size_t magic = sizeof(SIG_MAGIC) - 1, sig_len;
+	const unsigned char *t;
+
+	if (image_size < magic + 12 || memcmp(image + image_size - magic, SIG_MAGIC, magic) != 0)
+		return;
+	t = image + image_size - magic - 12;
+	sig_len = (size_t)t[8] << 24 | (size_t)t[9] << 16 | (size_t)t[10] << 8 | t[11];
+	if (sig_len + magic + 12 > image_size)
+		die("signature longer than the file");
+	image_size -= sig_len + magic + 12;
+}
+
+/* Replaces NUL-delimited strings of section name matching old (prefix when old ends in '='
+ * and prefix is set) by new, NUL-padded; returns how many. */
+static int replace_strings(Elf *elf, const char *secname, const char *old, const char *new,
+			   int prefix, int max)
+{
+	GElf_Shdr sh;
+	size_t olen = strlen(old), nlen = strlen(new), i = 0;
+	int n = 0;
+
+	find_section(elf, secname, &sh);
+	if (sh.sh_offset + sh.sh_size > image_size)
+		die("section outside the file");
+	while (i < sh.sh_size && (max == 0 || n < max)) {
+		unsigned char *s = image + sh.sh_offset + i;
+		size_t len = strnlen((char *)s, sh.sh_size - i);
+		int match = prefix && olen > 0 && old[olen - 1] == '=' ?
+				    len >= olen && memcmp(s, old, olen) == 0 :
+				    len == olen && memcmp(s, old, olen) == 0;
+
+		if (match) {
+			if (nlen > len)
+				die("the new string is longer than the old one");
+			memset(s, 0, len);
+			memcpy(s, new, nlen);
+			n++;
+		}
+		i += len + 1;
+	}
+	return n;
+}
+
+/* The first NUL-terminated old in section secname becomes new (same length). */
+static void replace_name(Elf *elf, const char *secname, const char *old, const char *new)
+{
+	GElf_Shdr sh;
+	size_t len = strlen(old) + 1, i;
+
+	find_section(elf, secname, &sh);
+	if (strlen(new) != strlen(old))
+		die("a new name must have the old one's length");
+	for (i = 0; i + len <= sh.sh_size && sh.sh_offset + i + len <= image_size; i++) {
+		unsigned char *s = image + sh.sh_offset + i;
+		if (memcmp(s, old, len) == 0 && (i == 0 || s[-1] == 0)) {
+			memcpy(s, new, len);
+			return;
+		}
+	}
+	die("name not found in this_module");
+}
+
 int main(int argc, char *argv[])
 {
 	const char *kind, *secname;
@@ -116,7 +194,31 @@ int main(int argc, char *argv[])
 	is64 = gelf_getclass(elf) == ELFCLASS64;
 	big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 
-	if (strcmp(kind, "shoff-huge") == 0) {
+	if (strcmp(kind, "strip-sig") == 0) {
+		strip_signature();
+	} else if (strcmp(kind, "modinfo-replace") == 0 || strcmp(kind, "export-ns") == 0 ||
+		   strcmp(kind, "rename") == 0) {
+		const char *arg2 = argc > 5 ? argv[5] : NULL;
+		if (secname == NULL || arg2 == NULL)
+			die("usage: mutate IN OUT KIND OLD NEW");
+		if (strcmp(kind, "modinfo-replace") == 0) {
+			if (replace_strings(elf, ".modinfo", secname, arg2, 1, 1) != 1)
+				die("no such .modinfo record");
+		} else if (strcmp(kind, "export-ns") == 0) {
+			if (replace_strings(elf, "__ksymtab_strings", secname, arg2, 0, 0) < 1)
+				die("no such namespace string");
+		} else {
+			char oldrec[256], newrec[256];
+			snprintf(oldrec, sizeof(oldrec), "name=%s", secname);
+			snprintf(newrec, sizeof(newrec), "name=%s", arg2);
+			if (strlen(secname) != strlen(arg2))
+				die("a new name must have the old one's length");
+			if (replace_strings(elf, ".modinfo", oldrec, newrec, 0, 1) != 1)
+				die("no name= record");
+			replace_name(elf, ".gnu.linkonce.this_module", secname, arg2);
+		}
+		strip_signature();
+	} else if (strcmp(kind, "shoff-huge") == 0) {
 		put(is64 ? 40 : 32, is64 ? 0x7ffffffff000ull : 0x7ffff000u, is64 ? 8 : 4);
 	} else if (strcmp(kind, "shnum-huge") == 0) {
 		put(is64 ? 60 : 48, 0xfff0, 2);
