@@ -175,6 +175,7 @@ check "module-list-7.2-names-user-old" test $rc -eq 0
 
 # ---- the real trees: nothing real is refused; a real module stripped of an import is ----
 for era in 6.1 latest; do
+	case " $eras " in *" $era "*) ;; *) continue ;; esac
 	dir=$corpus/$era
 	[ -f "$dir/ok" ] || { missing "modprobe-$era" "no corpus at $dir"; continue; }
 	kver=$(cat "$dir/kver")
