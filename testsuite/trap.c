@@ -487,6 +487,14 @@ static int module_facts_read(const char *path, struct module_facts *facts)
 			else if (streq(key, "depends") && facts->depends == NULL)
 				facts->depends = strdup(value);
 		}
+		/* .modinfo may spell a dependency with '-'; the kernel's names have '_' */
+		if (facts->depends != NULL) {
+			char *c;
+
+			for (c = facts->depends; *c != '\0'; c++)
+				if (*c == '-')
+					*c = '_';
+		}
 		r = 0;
 	}
 	kmod_module_info_free_list(info);
