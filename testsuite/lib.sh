@@ -59,8 +59,22 @@ trap_new() {
 	dm=$(kmod_tool depmod) || dm=$B/tools/depmod
 	"$dm" -b "$1" "$ver" 2>/dev/null
 }
+# trap_cache CMD: asks trap-root once per shell which objects to preload into CMD (ldd is slow).
+declare -A trap_preloads
+trap_cache() {
+	local exe
+	exe=$(command -v "$1") || { echo "trap_run: $1: command not found" >&2; return 127; }
+	if [ -z "${trap_preloads[$exe]:-}" ]; then
+		trap_preloads[$exe]=$(KMODNS_BUILDDIR=$B "$trap_root_cmd" preload "$exe") || return 1
+	fi
+	trap_preload=${trap_preloads[$exe]}
+}
 # trap_run ROOT CMD [ARGS...]: CMD under the trap in ROOT (KMODNS_TRAP_* pass through).
-trap_run() { KMODNS_BUILDDIR=$B "$trap_root_cmd" run "$@"; }
+trap_run() {
+	local trap_preload
+	trap_cache "$2" || return
+	KMODNS_TRAP_PRELOAD=$trap_preload KMODNS_BUILDDIR=$B "$trap_root_cmd" run "$@"
+}
 # trap_loaded ROOT: the loaded modules, newest first, one name a line (ROOT/proc/modules).
 trap_loaded() { awk '{ print $1 }' "$1/proc/modules"; }
 # trap_unload_all ROOT [RMMOD]: removes every loaded module, newest first (holders before what
