@@ -159,6 +159,11 @@ check "init-module-xz" test $? -eq 0 -a "$(cat "$T/log")" = 'init_module ord_bas
 : >"$T/log"
 trap_run "$O" "$insmod" "$O/lib/modules/1.0.0-order/kernel/drivers/ord/ord-dash.ko.zst" 2>"$T/err"
 check "init-module-zstd" test $? -eq 0 -a "$(cat "$T/log")" = 'init_module ord_dash "" -> 0'
+# the name is the module's own (.modinfo name=), not its file's
+cp "$T/trees/chain/lib/modules/$V/kernel/net/pipe/pipe1.ko" "$T/renamed-file.ko"
+: >"$T/log"
+trap_run "$O" "$insmod" "$T/renamed-file.ko" 2>"$T/err"
+check "name-from-module" test $? -eq 0 -a "$(cat "$T/log")" = 'finit_module pipe1 "" -> 0' -a -d "$O/sys/module/pipe1"
 
 # ours under the trap (an ASan build gets its libasan preloaded first): the same loads
 if [ -x "$B/tools/modprobe" ]; then

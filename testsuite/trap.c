@@ -459,7 +459,9 @@ static void quiet_log(void *data, int priority, const char *file, int line, cons
 {
 }
 
-static int module_facts_read(const char *path, struct module_facts *facts)
+/* path: what libkmod reads (/proc/self/fd/N); file_name: the module's file, for its name when
+ * .modinfo has no name= (libkmod's rule: the base name up to its first '.', '-' as '_'). */
+static int module_facts_read(const char *path, const char *file_name, struct module_facts *facts)
 {
 	static const char *no_config = NULL;
 	struct kmod_list *info = NULL, *l;
@@ -476,7 +478,16 @@ static int module_facts_read(const char *path, struct module_facts *facts)
 	if (r >= 0)
 		r = kmod_module_get_info(mod, &info);
 	if (r >= 0) {
-		snprintf(facts->name, sizeof(facts->name), "%s", kmod_module_get_name(mod));
+		const char *base = strrchr(file_name, '/');
+		char *c;
+
+		snprintf(facts->name, sizeof(facts->name), "%s",
+			 base != NULL ? base + 1 : file_name[0] ? file_name : kmod_module_get_name(mod));
+		for (c = facts->name; *c != '\0'; c++)
+			if (*c == '.')
+				*c = '\0';
+			else if (*c == '-')
+				*c = '_';
 		kmod_list_foreach(l, info) {
 			const char *key = kmod_module_info_get_key(l), *value = kmod_module_info_get_value(l);
 
@@ -488,13 +499,9 @@ static int module_facts_read(const char *path, struct module_facts *facts)
 				facts->depends = strdup(value);
 		}
 		/* .modinfo may spell a dependency with '-'; the kernel's names have '_' */
-		if (facts->depends != NULL) {
-			char *c;
-
-			for (c = facts->depends; *c != '\0'; c++)
-				if (*c == '-')
-					*c = '_';
-		}
+		for (c = facts->depends; c != NULL && *c != '\0'; c++)
+			if (*c == '-')
+				*c = '_';
 		r = 0;
 	}
 	kmod_module_info_free_list(info);
@@ -531,8 +538,10 @@ static int injected_failure(const char *name)
 	return 0;
 }
 
-/* Loads the module file at path (size bytes) into ROOT; 0 or a positive errno. */
-static int load_module(const char *root, const char *path, off_t size, struct module_facts *facts)
+/* Loads the module file at path (size bytes; its name is path or else file_name) into ROOT;
+ * 0 or a positive errno. */
+static int load_module(const char *root, const char *path, const char *file_name, off_t size,
+		       struct module_facts *facts)
 {
 	char dir[PATH_MAX], file[PATH_MAX];
 	struct proc_modules pm = { 0 };
@@ -541,7 +550,7 @@ static int load_module(const char *root, const char *path, off_t size, struct mo
 	char *dep, *save = NULL;
 	int r;
 
-	r = module_facts_read(path, facts);
+	r = module_facts_read(path, file_name, facts);
 	if (r < 0)
 		return -r;
 	r = injected_failure(facts->name);
@@ -741,15 +750,19 @@ static int trap_finit_module(int fd, const char *params, int flags)
 {
 	const char *root = trap_root();
 	struct module_facts facts = { 0 };
-	char path[64];
+	char fdpath[64], path[PATH_MAX];
 	struct stat st;
+	ssize_t n;
 	int err;
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	/* the file's own path, so that a module without name= is named after it, as libkmod does */
+	n = readlink(fdpath, path, sizeof(path) - 1);
+	path[n > 0 ? n : 0] = '\0';
 	if (fstat(fd, &st) < 0)
 		err = EBADF;
 	else
-		err = load_module(root, path, st.st_size, &facts);
+		err = load_module(root, fdpath, path, st.st_size, &facts);
 	{
 		_cleanup_free_ char *detail = NULL;
 
@@ -775,7 +788,7 @@ static int trap_init_module(const void *image, unsigned long len, const char *pa
 		err = ENOMEM;
 	if (err == 0) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		err = load_module(root, path, (off_t)len, &facts);
+		err = load_module(root, path, "", (off_t)len, &facts);
 	}
 	if (fd >= 0)
 		close(fd);
