@@ -86,6 +86,8 @@ same rmmod-several "$C" setup_chain rmmod -- chain_e nosuch chain_a chain_d pipe
 same rmmod-several-f "$C" setup_chain rmmod -- chain_e -f chain_a chain_d nosuch
 same rmmod-path "$C" setup_chain rmmod -- "@ROOT@/lib/modules/$V/kernel/drivers/chain/chain_e.ko"
 same rmmod-path-held "$C" setup_chain rmmod -- "@ROOT@/lib/modules/$V/kernel/lib/chain_d.ko"
+same rmmod-path-not-module "$C" setup_chain rmmod -- "@ROOT@/proc/cmdline"
+same rmmod-path-directory "$C" setup_chain rmmod -- "@ROOT@/sys/module/chain_e"
 same rmmod-path-missing "$C" setup_chain rmmod -- /nonexistent/chain_e.ko
 same rmmod-name-dash-suffix "$C" setup_chain rmmod -- chain-e.ko
 same rmmod-verbose "$C" setup_chain rmmod -- -v chain_e nosuch
