@@ -1,5 +1,6 @@
 #!/bin/bash
-# `make install DESTDIR=X` installs modinfo under kmod's name, libkmodns.so with only its
+# `make install DESTDIR=X` installs modinfo under kmod's name, the multicall binary with its
+# links (modprobe, insmod, rmmod, lsmod), libkmodns.so with only its
 # versioned public symbols, the header, the pkg-config file and the man pages; a program
 # built against the installed copy through pkg-config runs.
 . "$(dirname "$0")/lib.sh"
@@ -15,6 +16,15 @@ check "installed-modinfo" test -x "$R$prefix/sbin/modinfo"
 check "installed-header" test -f "$R$prefix/include/libkmodns.h"
 check "installed-pkgconfig" test -f "$R$libdir/pkgconfig/libkmodns.pc"
 check "installed-man" test -f "$R$prefix/share/man/man8/modinfo.8" -a -f "$R$prefix/share/man/man3/libkmodns.3"
+# the multicall binary under each tool's name, as kmod's links
+for t in modprobe insmod rmmod lsmod; do
+	check "installed-link-$t" test -x "$R$prefix/sbin/$t" -a "$(readlink "$R$prefix/sbin/$t")" = kmodns
+done
+check "installed-man-rmmod-lsmod" test -f "$R$prefix/share/man/man8/rmmod.8" -a -f "$R$prefix/share/man/man8/lsmod.8"
+"$R$prefix/sbin/lsmod" extra 2>"$T/lsmod.err"
+check "installed-lsmod-runs" test $? -eq 1 -a "$(cat "$T/lsmod.err")" = "Usage: $R$prefix/sbin/lsmod"
+"$R$prefix/sbin/rmmod" --help >"$T/rmmod.out"
+check "installed-rmmod-runs" grep -q "^	rmmod \[options\] modulename ...$" "$T/rmmod.out"
 so=$(ls "$R$libdir"/libkmodns.so.* 2>/dev/null | head -1)
 check "installed-library" test -n "$so"
 # Only kmodns_* symbols are exported, every one at version LIBKMODNS_1.

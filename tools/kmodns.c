@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* One binary for the module loaders, as kmod's: the name it is run by picks the command. */
+/* One binary for the module tools, as kmod's: the name it is run by picks the command. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,8 @@ static const struct {
 } commands[] = {
 	{ "modprobe", modprobe_main },
 	{ "insmod", insmod_main },
+	{ "rmmod", rmmod_main },
+	{ "lsmod", lsmod_main },
 };
 
 int main(int argc, char *argv[])

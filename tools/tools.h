@@ -4,3 +4,5 @@
 
 int modprobe_main(int argc, char *argv[]);
 int insmod_main(int argc, char *argv[]);
+int rmmod_main(int argc, char *argv[]);
+int lsmod_main(int argc, char *argv[]);
