@@ -41,6 +41,8 @@ run_ns() { $W "$B/tools/modinfo" --namespaces "$@" 2>"$T/err"; }
 run_ns -E "$S_ROOT/Module.symvers" "$D/sample_bad.ko" >"$T/bad"
 check "sample-bad-missing" grep -qx 'missing_ns:     SAMPLE_CORE sample_core sample_core_register' "$T/bad"
 check "sample-bad-unused" grep -qx 'unused_ns:      UNUSED_NS' "$T/bad"
+# judged for the kernel it was built for (vermagic 6.12: the bare form of the import line)
+check "sample-bad-verdict" grep -qxF 'verdict:        refused: uses sample_core_register from namespace SAMPLE_CORE (exported by sample_core) but does not import it; add MODULE_IMPORT_NS(SAMPLE_CORE) to its source' "$T/bad"
 run_ns -E "$S_ROOT/Module.symvers" "$D/sample_user.ko" >"$T/user"
 check "sample-user-requires" grep -qx 'require_ns:     DMA_BUF vmlinux dma_buf_get' "$T/user"
 check "sample-user-nothing-missing" bash -c "! grep -q missing_ns '$T/user'"

@@ -463,7 +463,7 @@ static void report_json(const struct kmodns_module *mod, const struct kmodns_ns_
 struct ns_options {
 	bool json;
 	struct exporters exporters;
-	struct kmodns_kernel *kernel; /* -k's, else none: each module's own vermagic judges */
+	struct kmodns_kernel *kernel; /* -k's; without -k each module's own vermagic judges */
 };
 
 /*
@@ -509,7 +509,18 @@ static int modinfo_namespaces_of_file(struct ns_options *o, const char *path, co
 		return r;
 	r = namespace_record(o, mod, record_name, &rec);
 	if (r >= 0 && rec != NULL) {
-		r = kmodns_kernel_check_record(o->kernel, kmodns_module_get_name(mod), rec, &verdict);
+		struct kmodns_kernel *kernel = o->kernel;
+
+		/* without -k, the kernel the module was built for judges it (its vermagic) */
+		if (kernel == NULL) {
+			const char *vermagic = kmodns_module_get_vermagic(mod);
+			r = kmodns_kernel_new(ns_ctx, vermagic ? vermagic : "",
+					      kmod_get_dirname(o->exporters.kmod_ctx), &kernel);
+		}
+		if (r >= 0)
+			r = kmodns_kernel_check_record(kernel, kmodns_module_get_name(mod), rec, &verdict);
+		if (kernel != o->kernel)
+			kmodns_kernel_unref(kernel);
 		if (r >= 0 && (verdict_line = tool_verdict_text(verdict)) == NULL)
 			r = -ENOMEM;
 		kmodns_load_verdict_unref(verdict);
@@ -752,10 +763,9 @@ int main(int argc, char *argv[])
 		nso.json = json;
 		nso.exporters.ns_ctx = ns_ctx;
 		nso.exporters.kmod_ctx = ctx;
-		/* a release naming no kernel leaves the judgement to each module's vermagic */
 		if (exporters_open(&nso.exporters, symvers_path) < 0 ||
-		    kmodns_kernel_new(ns_ctx, kversion ? kversion : "", kmod_get_dirname(ctx),
-				      &nso.kernel) < 0) {
+		    (kversion != NULL &&
+		     kmodns_kernel_new(ns_ctx, kversion, kmod_get_dirname(ctx), &nso.kernel) < 0)) {
 			exporters_release(&nso.exporters);
 			kmodns_unref(ns_ctx);
 			kmod_unref(ctx);
