@@ -39,6 +39,7 @@ runs=(
 	"builtin-w builtin -w"
 	"devname devname"
 	"cycle cycle"
+	"cycles cycles"
 	"weak weak"
 	"weak-e weak -e"
 	"weak-eF weak -e -F @ROOT@/System.map"
