@@ -2406,6 +2406,21 @@ static int mkdir_parents(const char *path)
 	}
 }
 
+/* -b and -o as kmod takes them: a relative path is taken from the current directory, once, so
+ * that messages name files by absolute paths. NULL without memory or current directory. */
+static char *path_absolute(const char *path)
+{
+	_cleanup_free_ char *cwd = NULL;
+	char *abs;
+
+	if (path[0] == '/' || path[0] == '\0')
+		return strdup(path);
+	cwd = getcwd(NULL, 0);
+	if (cwd == NULL || asprintf(&abs, "%s/%s", cwd, path) < 0)
+		return NULL;
+	return abs;
+}
+
 static bool looks_like_version(const char *s)
 {
 	unsigned a, b;
@@ -2416,6 +2431,7 @@ static bool looks_like_version(const char *s)
 int main(int argc, char *argv[])
 {
 	const char *basedir = "", *outdir = NULL, *moduledir = DEFAULT_MODULE_DIR;
+	_cleanup_free_ char *basedir_abs = NULL, *outdir_abs = NULL;
 	const char *symvers = NULL, *system_map = NULL;
 	char **config_paths = NULL;
 	size_t n_config_paths = 0, cap = 0;
@@ -2437,8 +2453,22 @@ int main(int argc, char *argv[])
 		switch (c) {
 		case 'a': all = true; break;
 		case 'A': quick = true; break;
-		case 'b': basedir = optarg; break;
-		case 'o': outdir = optarg; break;
+		case 'b':
+			free(basedir_abs);
+			basedir = basedir_abs = path_absolute(optarg);
+			if (basedir == NULL) {
+				tool_err("invalid image path %s", optarg);
+				return EXIT_FAILURE;
+			}
+			break;
+		case 'o':
+			free(outdir_abs);
+			outdir = outdir_abs = path_absolute(optarg);
+			if (outdir == NULL) {
+				tool_err("invalid output directory %s", optarg);
+				return EXIT_FAILURE;
+			}
+			break;
 		case 'm': moduledir = optarg; break;
 		case 'C':
 			if (array_reserve((void **)&config_paths, &cap, sizeof(char *), n_config_paths + 1) < 0)
