@@ -793,6 +793,63 @@ static const struct tree_file tree_cycle_files[] = {
 	     "kernel/lib/cy_free.ko\n"),
 };
 
+/* cycles: several cycles at once, the report's order at stake. rg_d <-> rg_e; rg_a -> rg_b ->
+ * rg_c -> rg_a, with rg_a and rg_b also using rg_f and rg_g, which use nothing; rg_i -> rg_j,
+ * rg_j uses rg_h and rg_k, rg_k uses rg_h, rg_h uses rg_i: two ways round from rg_i. kmod walks
+ * from the first unplaced module in module order, but its list of starts turns: after a cycle
+ * is reported the next start is the one after the last module struck off, so the 3-cycle is
+ * reported from rg_c, not rg_b. Undefined symbols in the order that decides the walk. */
+#define RG(...) TMOD("cycles", __VA_ARGS__)
+static const struct fixture tree_cycles[] = {
+	RG("kernel/drivers/rg/rg_d.ko", "rg_d", .exports = EXPORTS(EXG("rg_d_fn", 0xd1000001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "rg_e_fn", 0xd1090001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycles: rg_d", "depends=rg_e", INTREE)),
+	RG("kernel/drivers/rg/rg_i.ko", "rg_i", .exports = EXPORTS(EXG("rg_i_fn", 0xd1010001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "rg_j_fn", 0xd1050001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycles: rg_i", "depends=rg_j", INTREE)),
+	RG("kernel/drivers/rg/rg_b.ko", "rg_b", .exports = EXPORTS(EXG("rg_b_fn", 0xd1020001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "rg_f_fn", 0xd1060001u, 0 }, { "rg_c_fn", 0xd1070001u, 0 }, { "rg_g_fn", 0xd10a0001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycles: rg_b", "depends=rg_f,rg_c,rg_g", INTREE)),
+	RG("kernel/drivers/rg/rg_a.ko", "rg_a", .exports = EXPORTS(EXG("rg_a_fn", 0xd1030001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "rg_f_fn", 0xd1060001u, 0 }, { "rg_g_fn", 0xd10a0001u, 0 }, { "rg_b_fn", 0xd1020001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycles: rg_a", "depends=rg_f,rg_g,rg_b", INTREE)),
+	RG("kernel/drivers/rg/rg_h.ko", "rg_h", .exports = EXPORTS(EXG("rg_h_fn", 0xd1040001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "rg_i_fn", 0xd1010001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycles: rg_h", "depends=rg_i", INTREE)),
+	RG("kernel/drivers/rg/rg_j.ko", "rg_j", .exports = EXPORTS(EXG("rg_j_fn", 0xd1050001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "rg_h_fn", 0xd1040001u, 0 }, { "rg_k_fn", 0xd1080001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycles: rg_j", "depends=rg_h,rg_k", INTREE)),
+	RG("kernel/lib/rg_f.ko", "rg_f", .exports = EXPORTS(EXG("rg_f_fn", 0xd1060001u)),
+	   .undefs = UNDEFS(UK_FENTRY, UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=cycles: rg_f", "depends=", INTREE)),
+	RG("kernel/drivers/rg/rg_c.ko", "rg_c", .exports = EXPORTS(EXG("rg_c_fn", 0xd1070001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "rg_a_fn", 0xd1030001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycles: rg_c", "depends=rg_a", INTREE)),
+	RG("kernel/drivers/rg/rg_k.ko", "rg_k", .exports = EXPORTS(EXG("rg_k_fn", 0xd1080001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "rg_h_fn", 0xd1040001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycles: rg_k", "depends=rg_h", INTREE)),
+	RG("kernel/drivers/rg/rg_e.ko", "rg_e", .exports = EXPORTS(EXG("rg_e_fn", 0xd1090001u)),
+	   .undefs = UNDEFS(UK_FENTRY, { "rg_d_fn", 0xd1000001u, 0 }, UK_THUNK),
+	   .modinfo = STRINGS("description=cycles: rg_e", "depends=rg_d", INTREE)),
+	RG("kernel/lib/rg_g.ko", "rg_g", .exports = EXPORTS(EXG("rg_g_fn", 0xd10a0001u)),
+	   .undefs = UNDEFS(UK_FENTRY, UK_PRINTK, UK_THUNK),
+	   .modinfo = STRINGS("description=cycles: rg_g", "depends=", INTREE)),
+};
+static const struct tree_file tree_cycles_files[] = {
+	TEXT(TREE_MODDIR("cycles") "modules.order",
+	     "kernel/drivers/rg/rg_d.ko\n"
+	     "kernel/drivers/rg/rg_i.ko\n"
+	     "kernel/drivers/rg/rg_b.ko\n"
+	     "kernel/drivers/rg/rg_a.ko\n"
+	     "kernel/drivers/rg/rg_h.ko\n"
+	     "kernel/drivers/rg/rg_j.ko\n"
+	     "kernel/lib/rg_f.ko\n"
+	     "kernel/drivers/rg/rg_c.ko\n"
+	     "kernel/drivers/rg/rg_k.ko\n"
+	     "kernel/drivers/rg/rg_e.ko\n"
+	     "kernel/lib/rg_g.ko\n"),
+};
+
 /* weak: weak undefined symbols exported by a module and by nobody; unknown symbols; __versions
  * entries without a symbol (like module_layout) naming a kernel symbol, a module's export and
  * nothing at all. System.map (for -F) has the kernel's symbols. */
@@ -1128,6 +1185,7 @@ static const struct tree_case tree_cases[] = {
 	TREE("builtin", tree_builtin, tree_builtin_files),
 	TREE("devname", tree_devname, tree_devname_files),
 	TREE("cycle", tree_cycle, tree_cycle_files),
+	TREE("cycles", tree_cycles, tree_cycles_files),
 	TREE("weak", tree_weak, tree_weak_files),
 	TREE("config", tree_config, tree_config_files),
 	TREE("crc", tree_crc, tree_crc_files),

@@ -191,7 +191,7 @@ for era in 6.1 latest; do
 	$W "$B/tools/depmod" -b "$T/image" "$kver" 2>"$T/err.touched"
 	check "depmod-image-$era-touched-read-again" grep -q "boot/vmlinuz-$kver: not a kernel image" "$T/err.touched"
 	check "depmod-image-$era-touched-vmlinux-unknown" grep -qx '# vmlinux namespaces unknown' "$T/image/$M/modules.namespaces"
-	check "depmod-neither-$era-warns-once" test "$(grep -c 'no Module.symvers or kernel image' "$T/err.modules-only")" -eq 1
+	check "depmod-neither-$era-quiet" test ! -s "$T/err.modules-only"
 	check "depmod-neither-$era-vmlinux-unknown" grep -qx '# vmlinux namespaces unknown' "$T/modules-only/$M/modules.namespaces"
 	# The image in the module directory (newer Debian), found when boot/ has none.
 	ln -s "$(readlink -f "$dir/root/boot/vmlinuz-$kver")" "$T/modules-only/$M/vmlinuz.unsigned"

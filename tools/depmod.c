@@ -486,6 +486,9 @@ struct depmod {
 	bool stamp_wanted;
 	struct kmodns_run_stamp *stamp;
 	uint8_t inputs[KMODNS_CACHE_DIGEST_SIZE];
+	/* the output directory, opened once: every file is created, renamed, dated and removed
+	 * relative to it (-1 until then) */
+	int outfd;
 	const char *symvers_path, *system_map_path; /* -E, -F */
 };
 
@@ -521,6 +524,9 @@ static void depmod_release(struct depmod *dm)
 	free(dm->vmlinux_image);
 	kmodns_module_cache_free(dm->cache);
 	kmodns_run_stamp_free(dm->stamp);
+	if (dm->outfd >= 0)
+		close(dm->outfd);
+	dm->outfd = -1;
 }
 
 static const char *const module_suffixes[] = { ".ko", ".ko.xz", ".ko.zst", ".ko.gz" };
@@ -1312,9 +1318,11 @@ static int depmod_compute_namespaces(struct depmod *dm)
 	int r;
 
 	depmod_wait_vmlinux(dm);
-	if (dm->vmlinux == NULL)
-		tool_warn("no Module.symvers or kernel image for %s (use -E): namespaces of vmlinux's exports are unknown",
-			  dm->cfg->kversion);
+	/* said only when asked (-v, --ns-check): kmod's depmod says nothing here, and neither may
+	 * ours by default; not counted as a problem, since a default run is silent about it */
+	if (dm->vmlinux == NULL && (verbose || dm->ns_check))
+		fprintf(stderr, "%s: WARNING: no Module.symvers or kernel image for %s (use -E): namespaces of vmlinux's exports are unknown\n",
+			program_invocation_short_name, dm->cfg->kversion);
 	for (i = 0; i < dm->n_mods; i++) {
 		struct mod *m = dm->mods[i];
 		if (m->ns == NULL)
@@ -1365,65 +1373,169 @@ static int depmod_ns_check(struct depmod *dm)
 	return refused > 0 ? -EINVAL : 0;
 }
 
-/* Prints each cycle once, as kmod does, from the modules Kahn's algorithm could not place. */
+/*
+ * The cycle report, in kmod's words and order (kmod 30's output, which kmod 34.2's testsuite
+ * expects): the modules Kahn's algorithm could not place are taken in module order, each not
+ * yet named in a reported cycle being a start; from a start, a depth-first walk (the last
+ * dependency first) reports every path that comes back to the start, "Cycle detected: start
+ * -> ... -> start". A module without dependencies is no start any more once walked through;
+ * the modules of a reported path neither. The starts form a ring: the next start is the one
+ * after the start last taken out of it, whether it was taken as a start or struck off (kmod's
+ * list makes the element after a removed one its head). A module once walked through stays
+ * so for later starts: a start already walked through is reported alone, as kmod does. Where
+ * kmod's walk would go round a cycle that does not contain its start for ever, ours does not
+ * enter a module already on the path. Then "Found N modules in dependency cycles!" with N the
+ * modules named in some path before its last.
+ */
+struct cycle_starts {
+	size_t *next, *prev;
+	bool *in;
+	size_t head, count; /* head: SIZE_MAX when empty */
+};
+
+static void cycle_starts_remove(struct cycle_starts *st, size_t mod)
+{
+	if (!st->in[mod])
+		return;
+	st->in[mod] = false;
+	if (--st->count == 0) {
+		st->head = SIZE_MAX;
+		return;
+	}
+	st->next[st->prev[mod]] = st->next[mod];
+	st->prev[st->next[mod]] = st->prev[mod];
+	st->head = st->next[mod];
+}
+struct cycle_vertex {
+	size_t mod;    /* index in dm->mods */
+	size_t parent; /* index in the vertex pool, SIZE_MAX for the start */
+};
+
+static bool cycle_on_path(const struct cycle_vertex *pool, size_t v, size_t mod)
+{
+	for (; v != SIZE_MAX; v = pool[v].parent)
+		if (pool[v].mod == mod)
+			return true;
+	return false;
+}
+
+static int depmod_report_one_cycle(struct depmod *dm, const struct cycle_vertex *pool, size_t v,
+				   struct cycle_starts *start, bool *in_cycle, size_t *n_cycle_mods)
+{
+	_cleanup_free_ size_t *chain = NULL;
+	size_t n = 0, cap = 0, p;
+	char *line = NULL;
+	size_t line_len = 0;
+	FILE *mem;
+
+	for (p = pool[v].parent; p != SIZE_MAX; p = pool[p].parent) {
+		if (array_reserve((void **)&chain, &cap, sizeof(*chain), n + 1) < 0)
+			return -ENOMEM;
+		chain[n++] = pool[p].mod;
+		if (!in_cycle[pool[p].mod]) {
+			in_cycle[pool[p].mod] = true;
+			(*n_cycle_mods)++;
+		}
+	}
+	mem = open_memstream(&line, &line_len);
+	if (mem == NULL)
+		return -ENOMEM;
+	while (n-- > 0) {
+		fprintf(mem, "%s -> ", dm->mods[chain[n]]->name);
+		cycle_starts_remove(start, chain[n]);
+	}
+	fputs(dm->mods[pool[v].mod]->name, mem);
+	if (fclose(mem) != 0) {
+		free(line);
+		return -ENOMEM;
+	}
+	tool_err("Cycle detected: %s", line);
+	free(line);
+	return 0;
+}
+
+static int depmod_report_cycles_from(struct depmod *dm, size_t root, struct cycle_starts *start, bool *visited,
+				     bool *in_cycle, size_t *n_cycle_mods)
+{
+	_cleanup_free_ struct cycle_vertex *pool = NULL;
+	_cleanup_free_ size_t *stack = NULL;
+	size_t n_pool = 0, pool_cap = 0, n_stack = 0, stack_cap = 0, k;
+	int r;
+
+	if (array_reserve((void **)&pool, &pool_cap, sizeof(*pool), 1) < 0 ||
+	    array_reserve((void **)&stack, &stack_cap, sizeof(*stack), 1) < 0)
+		return -ENOMEM;
+	pool[n_pool++] = (struct cycle_vertex){ root, SIZE_MAX };
+	stack[n_stack++] = 0;
+	while (n_stack > 0) {
+		size_t v = stack[--n_stack], mi = pool[v].mod;
+		const struct mod *m = dm->mods[mi];
+
+		if (visited[mi] && mi == root) {
+			r = depmod_report_one_cycle(dm, pool, v, start, in_cycle, n_cycle_mods);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		visited[mi] = true;
+		if (m->n_deps == 0) {
+			cycle_starts_remove(start, mi);
+			continue;
+		}
+		for (k = 0; k < m->n_deps; k++) {
+			size_t d = m->deps[k]->idx;
+			if (d != root && cycle_on_path(pool, v, d))
+				continue;
+			if (array_reserve((void **)&pool, &pool_cap, sizeof(*pool), n_pool + 1) < 0 ||
+			    array_reserve((void **)&stack, &stack_cap, sizeof(*stack), n_stack + 1) < 0)
+				return -ENOMEM;
+			pool[n_pool] = (struct cycle_vertex){ d, v };
+			stack[n_stack++] = n_pool++;
+		}
+	}
+	return 0;
+}
+
 static void depmod_report_cycles(struct depmod *dm, const unsigned *users)
 {
-	_cleanup_free_ size_t *stack = calloc(dm->n_mods + 1, sizeof(size_t));
-	_cleanup_free_ bool *reported = calloc(dm->n_mods, sizeof(bool));
-	size_t i, n_cycle_mods = 0;
+	size_t n = dm->n_mods ? dm->n_mods : 1, n_cycle_mods = 0, i, first = SIZE_MAX, last = 0;
+	_cleanup_free_ size_t *next = calloc(n, sizeof(size_t));
+	_cleanup_free_ size_t *prev = calloc(n, sizeof(size_t));
+	_cleanup_free_ bool *in = calloc(n, sizeof(bool));
+	_cleanup_free_ bool *visited = calloc(n, sizeof(bool));
+	_cleanup_free_ bool *in_cycle = calloc(n, sizeof(bool));
+	struct cycle_starts start = { next, prev, in, SIZE_MAX, 0 };
 
-	if (stack == NULL || reported == NULL)
+	if (next == NULL || prev == NULL || in == NULL || visited == NULL || in_cycle == NULL) {
+		tool_err("No memory to report cycles");
 		return;
+	}
+	/* the ring of starts: the modules left unplaced, in module order */
 	for (i = 0; i < dm->n_mods; i++) {
-		size_t depth = 0, cur = i, k;
-		bool closed = false;
-		if (users[i] == 0 || reported[i])
+		if (users[i] == 0)
 			continue;
-		/* follow unplaced dependencies until a module repeats: that is a cycle */
-		for (;;) {
-			struct mod *m = dm->mods[cur];
-			size_t next = dm->n_mods;
-			bool seen = false;
-			for (k = 0; k < depth; k++)
-				seen |= stack[k] == cur;
-			if (seen) {
-				closed = true;
-				break;
-			}
-			if (depth == dm->n_mods)
-				break;
-			stack[depth++] = cur;
-			for (k = 0; k < m->n_deps; k++)
-				if (users[m->deps[k]->idx] > 0) {
-					next = m->deps[k]->idx;
-					break;
-				}
-			if (next == dm->n_mods)
-				break;
-			cur = next;
+		if (first == SIZE_MAX) {
+			first = i;
+		} else {
+			next[last] = i;
+			prev[i] = last;
 		}
-		for (k = 0; k < depth && stack[k] != cur; k++)
-			;
-		/* the walk must have come back to a module on it: a dead end is no cycle */
-		if (!closed || k == depth || reported[cur])
-			continue;
-		{
-			size_t start = k, len = 0;
-			char *line = NULL;
-			size_t line_len = 0;
-			FILE *mem = open_memstream(&line, &line_len);
-			if (mem == NULL)
-				return;
-			for (k = start; k < depth; k++) {
-				fprintf(mem, "%s -> ", dm->mods[stack[k]]->name);
-				reported[stack[k]] = true;
-				len++;
-			}
-			fprintf(mem, "%s", dm->mods[cur]->name);
-			fclose(mem);
-			tool_err("Cycle detected: %s", line);
-			free(line);
-			n_cycle_mods += len;
+		in[i] = true;
+		last = i;
+		start.count++;
+	}
+	if (first != SIZE_MAX) {
+		next[last] = first;
+		prev[first] = last;
+		start.head = first;
+	}
+	while (start.head != SIZE_MAX) {
+		size_t root = start.head;
+
+		cycle_starts_remove(&start, root);
+		if (depmod_report_cycles_from(dm, root, &start, visited, in_cycle, &n_cycle_mods) < 0) {
+			tool_err("No memory to report cycles");
+			return;
 		}
 	}
 	tool_err("Found %zu modules in dependency cycles!", n_cycle_mods);
@@ -1893,26 +2005,38 @@ struct output_job {
 	bool threaded;
 };
 
+/* The output directory, opened on first use; fd or -errno (not reported). */
+static int depmod_outdir_fd(struct depmod *dm)
+{
+	if (dm->outfd < 0)
+		dm->outfd = tool_dir_open(dm->cfg->outdir);
+	return dm->outfd;
+}
+
+/* A new temporary file for the job's output in the output directory (job->tmp: its name there). */
 static int output_job_open(struct output_job *job)
 {
-	int fd;
+	const char *outdir = job->dm->cfg->outdir;
+	int dirfd = depmod_outdir_fd(job->dm), fd;
 
-	if (snprintf(job->tmp, sizeof(job->tmp), "%s/.%s.XXXXXX", job->dm->cfg->outdir, job->o->name) >=
-	    (int)sizeof(job->tmp)) {
-		job->tmp[0] = '\0';
-		return -ENAMETOOLONG;
+	job->tmp[0] = '\0';
+	if (dirfd < 0) {
+		tool_err("could not open directory %s: %s", outdir, strerror(-dirfd));
+		return dirfd;
 	}
-	fd = mkostemp(job->tmp, O_CLOEXEC);
-	if (fd < 0 || (job->f = fdopen(fd, "w")) == NULL) {
+	fd = tool_tmpfile_at(dirfd, job->o->name, job->tmp, sizeof(job->tmp));
+	if (fd < 0) {
+		tool_err("could not create temporary file %s/.%s.XXXXXX: %s", outdir, job->o->name,
+			 strerror(-fd));
+		return fd;
+	}
+	job->f = fdopen(fd, "w");
+	if (job->f == NULL) {
 		int r = -errno;
-		tool_err("could not create temporary file %s: %m", job->tmp);
-		if (fd >= 0)
-			close(fd);
-		else
-			job->tmp[0] = '\0';
-		return r;
+		tool_err("could not create temporary file %s/%s: %m", outdir, job->tmp);
+		close(fd);
+		return r; /* job->tmp stays, to be removed */
 	}
-	fchmod(fd, 0644);
 	return 0;
 }
 
@@ -1937,7 +2061,7 @@ static int output_job_finish(struct output_job *job, bool report)
 	if (fclose(job->f) != 0 && job->r >= 0)
 		job->r = -errno;
 	job->f = NULL;
-	if (job->r >= 0 && stat(job->tmp, &job->st) < 0)
+	if (job->r >= 0 && fstatat(job->dm->outfd, job->tmp, &job->st, 0) < 0)
 		job->r = -errno;
 	if (job->r < 0 && report)
 		tool_err("could not write %s/%s: %s", job->dm->cfg->outdir, job->o->name, strerror(-job->r));
@@ -2064,24 +2188,26 @@ static int depmod_write_stamp(struct depmod *dm, const struct stat *keys)
 	} else if ((r = output_job_open(&job)) >= 0) {
 		job.r = kmodns_run_stamp_writer_write(w, job.f);
 		r = output_job_finish(&job, true);
-		if (r >= 0 && output_path(dm, STAMP_NAME, path, sizeof(path)) >= 0 && rename(job.tmp, path) < 0) {
+		if (r >= 0 && renameat(dm->outfd, job.tmp, dm->outfd, STAMP_NAME) < 0) {
 			r = -errno;
-			tool_err("could not rename %s to %s: %m", job.tmp, path);
+			tool_err("could not rename %s/%s to %s/%s: %m", dm->cfg->outdir, job.tmp,
+				 dm->cfg->outdir, STAMP_NAME);
 		}
-		if (r < 0)
-			unlink(job.tmp);
+		if (r < 0 && job.tmp[0] != '\0')
+			unlinkat(dm->outfd, job.tmp, 0);
 	}
 	kmodns_run_stamp_writer_free(w);
 	return r;
 }
 
 /* Whether a stamp may stand for this run's outputs: every module read and kept in the cache,
- * nothing said (a rerun that skips the work would not say it again). */
+ * nothing said (a rerun that skips the work would not say it again), vmlinux's exports known
+ * (a rerun with -v says when they are not). */
 static bool depmod_may_stamp(const struct depmod *dm)
 {
 	size_t i;
 
-	if (!dm->stamp_wanted || tool_problem_count() > 0)
+	if (!dm->stamp_wanted || tool_problem_count() > 0 || dm->vmlinux == NULL)
 		return false;
 	for (i = 0; i < dm->n_mods; i++)
 		if (!dm->mods[i]->have_digest)
@@ -2101,7 +2227,7 @@ static bool depmod_outputs_unchanged(struct depmod *dm)
 	struct stat st;
 
 	if (!dm->stamp_wanted || tool_problem_count() > 0 || depmod_inputs_digest(dm) < 0 ||
-	    output_path(dm, STAMP_NAME, path, sizeof(path)) < 0 ||
+	    depmod_outdir_fd(dm) < 0 || output_path(dm, STAMP_NAME, path, sizeof(path)) < 0 ||
 	    kmodns_run_stamp_open(dm->ctx, path, &dm->stamp) < 0 ||
 	    !kmodns_run_stamp_inputs_equal(dm->stamp, dm->inputs))
 		return false;
@@ -2110,7 +2236,8 @@ static bool depmod_outputs_unchanged(struct depmod *dm)
 			continue;
 		k = n_outputs++;
 		if (k >= kmodns_run_stamp_get_count(dm->stamp) || output_path(dm, outputs[i].name, path, sizeof(path)) < 0 ||
-		    !streq(kmodns_run_stamp_get_path(dm->stamp, k), path) || stat(path, &st) < 0 ||
+		    !streq(kmodns_run_stamp_get_path(dm->stamp, k), path) ||
+		    fstatat(dm->outfd, outputs[i].name, &st, 0) < 0 ||
 		    !kmodns_run_stamp_key_matches(dm->stamp, k, &st))
 			return false;
 	}
@@ -2155,7 +2282,7 @@ static int depmod_touch_outputs(struct depmod *dm)
 		_cleanup_close_ int fd = -1;
 		if (outputs[i].kind == CACHE || output_path(dm, outputs[i].name, path, sizeof(path)) < 0)
 			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = openat(dm->outfd, outputs[i].name, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || futimens(fd, NULL) < 0 || fstat(fd, &keys[i]) < 0) {
 			int r = -errno;
 			tool_err("could not update %s: %m", path);
@@ -2177,7 +2304,6 @@ static int depmod_touch_outputs(struct depmod *dm)
 static int depmod_output(struct depmod *dm, FILE *to_stdout)
 {
 	struct output_job jobs[ARRAY_SIZE(outputs)];
-	char stamp[PATH_MAX];
 	bool image_pending;
 	size_t i;
 	int r = 0;
@@ -2219,18 +2345,17 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 			r = rj;
 	}
 	/* the last run's stamp no longer stands for what is in place */
-	if (output_path(dm, STAMP_NAME, stamp, sizeof(stamp)) >= 0)
-		unlink(stamp);
+	if (dm->outfd >= 0)
+		unlinkat(dm->outfd, STAMP_NAME, 0);
 	for (i = 0; i < ARRAY_SIZE(outputs); i++) {
-		char final[PATH_MAX];
 		if (jobs[i].tmp[0] == '\0')
 			continue;
-		if (r < 0 || snprintf(final, sizeof(final), "%s/%s", dm->cfg->outdir, outputs[i].name) >=
-				     (int)sizeof(final)) {
-			unlink(jobs[i].tmp);
-		} else if (rename(jobs[i].tmp, final) < 0) {
+		if (r < 0) {
+			unlinkat(dm->outfd, jobs[i].tmp, 0);
+		} else if (renameat(dm->outfd, jobs[i].tmp, dm->outfd, outputs[i].name) < 0) {
 			r = -errno;
-			tool_err("could not rename %s to %s: %m", jobs[i].tmp, final);
+			tool_err("could not rename %s/%s to %s/%s: %m", dm->cfg->outdir, jobs[i].tmp,
+				 dm->cfg->outdir, outputs[i].name);
 		}
 	}
 	if (r >= 0 && depmod_may_stamp(dm)) {
@@ -2281,6 +2406,21 @@ static int mkdir_parents(const char *path)
 	}
 }
 
+/* -b and -o as kmod takes them: a relative path is taken from the current directory, once, so
+ * that messages name files by absolute paths. NULL without memory or current directory. */
+static char *path_absolute(const char *path)
+{
+	_cleanup_free_ char *cwd = NULL;
+	char *abs;
+
+	if (path[0] == '/' || path[0] == '\0')
+		return strdup(path);
+	cwd = getcwd(NULL, 0);
+	if (cwd == NULL || asprintf(&abs, "%s/%s", cwd, path) < 0)
+		return NULL;
+	return abs;
+}
+
 static bool looks_like_version(const char *s)
 {
 	unsigned a, b;
@@ -2291,6 +2431,7 @@ static bool looks_like_version(const char *s)
 int main(int argc, char *argv[])
 {
 	const char *basedir = "", *outdir = NULL, *moduledir = DEFAULT_MODULE_DIR;
+	_cleanup_free_ char *basedir_abs = NULL, *outdir_abs = NULL;
 	const char *symvers = NULL, *system_map = NULL;
 	char **config_paths = NULL;
 	size_t n_config_paths = 0, cap = 0;
@@ -2298,9 +2439,9 @@ int main(int argc, char *argv[])
 	char **files;
 	size_t n_files;
 	struct cfg cfg = { 0 };
-	struct depmod dm = { .cfg = &cfg, .use_cache = true };
+	struct depmod dm = { .cfg = &cfg, .use_cache = true, .outfd = -1 };
 	struct utsname u;
-	int c, r;
+	int c, r, outdir_len = 0;
 
 	/* A decompressed module's buffer is freed just before the next is allocated: glibc would
 	 * hand big ones back to the kernel each time, and every page of the next fault again. */
@@ -2312,8 +2453,22 @@ int main(int argc, char *argv[])
 		switch (c) {
 		case 'a': all = true; break;
 		case 'A': quick = true; break;
-		case 'b': basedir = optarg; break;
-		case 'o': outdir = optarg; break;
+		case 'b':
+			free(basedir_abs);
+			basedir = basedir_abs = path_absolute(optarg);
+			if (basedir == NULL) {
+				tool_err("invalid image path %s", optarg);
+				return EXIT_FAILURE;
+			}
+			break;
+		case 'o':
+			free(outdir_abs);
+			outdir = outdir_abs = path_absolute(optarg);
+			if (outdir == NULL) {
+				tool_err("invalid output directory %s", optarg);
+				return EXIT_FAILURE;
+			}
+			break;
 		case 'm': moduledir = optarg; break;
 		case 'C':
 			if (array_reserve((void **)&config_paths, &cap, sizeof(char *), n_config_paths + 1) < 0)
@@ -2365,11 +2520,22 @@ int main(int argc, char *argv[])
 		}
 		cfg.kversion = u.release;
 	}
-	if (snprintf(cfg.dirname, sizeof(cfg.dirname), "%s%s/%s", basedir, moduledir, cfg.kversion) >=
+	/* as kmod 34: the module directory is always below the base (or output) directory, a
+	 * relative one too ("-m foo" is <basedir>/foo) */
+	while (moduledir[0] == '/')
+		moduledir++;
+	/* "-o /out/" writes to /out/lib/modules/VERSION */
+	if (outdir != NULL) {
+		size_t len = strlen(outdir);
+		while (len > 0 && outdir[len - 1] == '/')
+			len--;
+		outdir_len = (int)len;
+	}
+	if (snprintf(cfg.dirname, sizeof(cfg.dirname), "%s/%s/%s", basedir, moduledir, cfg.kversion) >=
 		    (int)sizeof(cfg.dirname) ||
-	    snprintf(cfg.outdir, sizeof(cfg.outdir), "%s%s/%s", outdir ? outdir : basedir, moduledir,
-		     cfg.kversion) >= (int)sizeof(cfg.outdir)) {
-		tool_err("path too long: %s%s/%s", basedir, moduledir, cfg.kversion);
+	    snprintf(cfg.outdir, sizeof(cfg.outdir), "%.*s/%s/%s", outdir ? outdir_len : (int)strlen(basedir),
+		     outdir ? outdir : basedir, moduledir, cfg.kversion) >= (int)sizeof(cfg.outdir)) {
+		tool_err("path too long: %s/%s/%s", basedir, moduledir, cfg.kversion);
 		return EXIT_FAILURE;
 	}
 	cfg.dirnamelen = strlen(cfg.dirname);

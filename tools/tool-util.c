@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <syslog.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "libkmodns.h"
 #include "tool-util.h"
@@ -54,6 +59,63 @@ void tool_log_kmodns(void *data, int priority, const char *file, int line, const
 {
 	tool_vlog(priority <= LOG_ERR ? "ERROR" : priority == LOG_WARNING ? "WARNING" : "INFO",
 		  format, args);
+}
+
+int tool_dir_open(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int tool_tmpfile_at(int dirfd, const char *name, char *tmp, size_t size)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	unsigned attempt;
+	int len = snprintf(tmp, size, ".%s.XXXXXX", name);
+
+	if (len < 0 || (size_t)len >= size) {
+		if (size > 0)
+			tmp[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	for (attempt = 0; attempt < 100; attempt++) {
+		unsigned char rnd[6];
+		size_t i;
+		int fd;
+
+		if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+			/* no entropy yet (early boot): O_EXCL makes any name safe, only collisions cost */
+			struct timespec ts;
+			uint64_t x;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			x = (uint64_t)ts.tv_nsec * 2654435761u ^ (uint64_t)getpid() << 20 ^ attempt;
+			for (i = 0; i < sizeof(rnd); i++, x >>= 8)
+				rnd[i] = (unsigned char)x;
+		}
+		for (i = 0; i < sizeof(rnd); i++)
+			tmp[len - 6 + (int)i] = chars[rnd[i] % (sizeof(chars) - 1)];
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			/* 0644 as the files it replaces, whatever the umask */
+			if (fchmod(fd, 0644) < 0) {
+				int r = -errno;
+				unlinkat(dirfd, tmp, 0);
+				close(fd);
+				tmp[0] = '\0';
+				return r;
+			}
+			return fd;
+		}
+		if (errno != EEXIST) {
+			int r = -errno;
+			tmp[0] = '\0';
+			return r;
+		}
+	}
+	tmp[0] = '\0';
+	return -EEXIST;
 }
 
 void json_write_string(FILE *out, const char *s)

@@ -25,6 +25,16 @@ struct kmodns_load_verdict;
  * --namespaces show it. The caller frees it; NULL without memory. */
 char *tool_verdict_text(const struct kmodns_load_verdict *verdict);
 
+/* Opens directory path for the *at() calls below; fd or -errno. */
+int tool_dir_open(const char *path);
+
+/* Creates a new, empty file ".<name>.XXXXXX" (six random characters) in the directory dirfd,
+ * mode 0644 whatever the umask, never an existing file; its name goes to tmp (size bytes).
+ * Every file a tool writes starts there, and is renamed (renameat, same dirfd) once complete:
+ * all by file descriptor, so no path is looked up again after the directory was opened.
+ * Returns the file descriptor (O_WRONLY, O_CLOEXEC), or -errno (tmp is then ""). */
+int tool_tmpfile_at(int dirfd, const char *name, char *tmp, size_t size);
+
 /* Writes s as a JSON string literal, quotes included. */
 void json_write_string(FILE *out, const char *s);
 
