@@ -15,6 +15,8 @@ check "installed-modinfo" test -x "$R$prefix/sbin/modinfo"
 check "installed-header" test -f "$R$prefix/include/libkmodns.h"
 check "installed-pkgconfig" test -f "$R$libdir/pkgconfig/libkmodns.pc"
 check "installed-man" test -f "$R$prefix/share/man/man8/modinfo.8" -a -f "$R$prefix/share/man/man3/libkmodns.3"
+check "installed-man-loaders" test -f "$R$prefix/share/man/man8/modprobe.8" -a -f "$R$prefix/share/man/man8/insmod.8"
+check "installed-loaders" test -x "$R$prefix/sbin/kmodns" -a -L "$R$prefix/sbin/modprobe" -a -L "$R$prefix/sbin/insmod"
 so=$(ls "$R$libdir"/libkmodns.so.* 2>/dev/null | head -1)
 check "installed-library" test -n "$so"
 # Only kmodns_* symbols are exported, every one at version LIBKMODNS_1.
