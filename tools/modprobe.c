@@ -960,8 +960,8 @@ int modprobe_main(int argc, char *argv[])
 	loader_log_set_priority(opt.verbose);
 	loader_log_setup_kmod(ctx, ns_ctx);
 	/* Mapping every index up front (kmod's modprobe does) pays off over many lookups; for one
-	 * module libkmod reading just the index nodes it needs costs less (bench/modprobe: -D 4-16%
-	 * less CPU over 105 names). The output is the same either way. */
+	 * module libkmod reading just the index nodes it needs costs less (bench/modprobe, -D:
+	 * 1.03 -> 0.98 of kmod's time, peak RSS 1.00 -> 0.62). The output is the same either way. */
 	if (use_all && nargs > 1)
 		kmod_load_resources(ctx);
 
