@@ -31,9 +31,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <openssl/evp.h>
-#include <zlib.h>
 
 #include "libkmodns-private.h"
+#include "libkmodns-dl.h"
 #include "libkmodns-cache.h"
 
 #define CACHE_MAGIC "kmodnsC\n"
@@ -283,7 +283,9 @@ static int write_file(struct kmodns_module_cache_writer *w, const char *magic, u
 
 	if (w->error)
 		return w->error;
-	crc = (uint32_t)crc32(0, (const Bytef *)w->body, (uInt)w->size);
+	if (kmodns_dl_need(NULL, NULL, KMODNS_DL_ZLIB) < 0)
+		return -ELIBACC;
+	crc = (uint32_t)sym_crc32(0, (const Bytef *)w->body, (uInt)w->size);
 	memset(header, 0, sizeof(header));
 	memcpy(header, magic, 8);
 	memcpy(header + 8, &order, 4);
@@ -510,7 +512,9 @@ static int check_file(struct kmodns_ctx *ctx, const char *data, size_t size, con
 		return damaged(ctx, path, what, "written in another format");
 	if (body_size != size - CACHE_HEADER_SIZE)
 		return damaged(ctx, path, what, "truncated");
-	if (crc != (uint32_t)crc32(0, (const Bytef *)data + CACHE_HEADER_SIZE, (uInt)body_size))
+	if (kmodns_dl_need(ctx, path, KMODNS_DL_ZLIB) < 0)
+		return damaged(ctx, path, what, "no zlib to check it");
+	if (crc != (uint32_t)sym_crc32(0, (const Bytef *)data + CACHE_HEADER_SIZE, (uInt)body_size))
 		return damaged(ctx, path, what, "checksum mismatch");
 	*c = (struct cursor){ data + CACHE_HEADER_SIZE, data + size, false };
 	version = get_str(c, &len);

@@ -5,11 +5,10 @@
  * Layouts are described in docs/namespaces-on-disk.md of the project.
  */
 #include <errno.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 
 #include "libkmodns-private.h"
+#include "libkmodns-dl.h"
 
 /* The export tables a module can carry, and what their entries are. */
 static const struct {
@@ -103,7 +102,7 @@ static void reader_release(struct reader *rd)
 	symbol_map_release(&rd->export_crcs);
 	free(rd->relocs_for);
 	if (rd->elf)
-		elf_end(rd->elf);
+		sym_elf_end(rd->elf);
 }
 
 static int corrupt(struct reader *rd, const char *what)
@@ -114,7 +113,7 @@ static int corrupt(struct reader *rd, const char *what)
 
 static int elf_failed(struct reader *rd, const char *what)
 {
-	ERR(rd->ctx, "%s: corrupt module: %s: %s", rd->label, what, elf_errmsg(-1));
+	ERR(rd->ctx, "%s: corrupt module: %s: %s", rd->label, what, sym_elf_errmsg(-1));
 	return -EBADMSG;
 }
 
@@ -127,8 +126,8 @@ static int section_load(struct reader *rd, struct section *sec)
 		return 0;
 	if (sec->shdr.sh_type == SHT_NOBITS)
 		return corrupt(rd, "a section the reader needs has no data");
-	scn = elf_getscn(rd->elf, sec->index);
-	if (scn == NULL || (sec->data = elf_getdata(scn, NULL)) == NULL)
+	scn = sym_elf_getscn(rd->elf, sec->index);
+	if (scn == NULL || (sec->data = sym_elf_getdata(scn, NULL)) == NULL)
 		return elf_failed(rd, "section data out of range");
 	if (sec->data->d_size < sec->shdr.sh_size)
 		return corrupt(rd, "section data shorter than its header says");
@@ -178,20 +177,20 @@ static int read_sections(struct reader *rd)
 {
 	Elf_Scn *scn = NULL;
 
-	if (elf_getshdrnum(rd->elf, &rd->n_sections) < 0 ||
-	    elf_getshdrstrndx(rd->elf, &rd->shstrndx) < 0)
+	if (sym_elf_getshdrnum(rd->elf, &rd->n_sections) < 0 ||
+	    sym_elf_getshdrstrndx(rd->elf, &rd->shstrndx) < 0)
 		return elf_failed(rd, "section header table");
 	rd->relocs_for = calloc(rd->n_sections ? rd->n_sections : 1, sizeof(size_t));
 	if (rd->relocs_for == NULL)
 		return -ENOMEM;
-	while ((scn = elf_nextscn(rd->elf, scn)) != NULL) {
-		struct section sec = { .index = elf_ndxscn(scn) };
+	while ((scn = sym_elf_nextscn(rd->elf, scn)) != NULL) {
+		struct section sec = { .index = sym_elf_ndxscn(scn) };
 		const char *name;
 		size_t i;
 
-		if (gelf_getshdr(scn, &sec.shdr) == NULL)
+		if (sym_gelf_getshdr(scn, &sec.shdr) == NULL)
 			return elf_failed(rd, "section header");
-		name = elf_strptr(rd->elf, rd->shstrndx, sec.shdr.sh_name);
+		name = sym_elf_strptr(rd->elf, rd->shstrndx, sec.shdr.sh_name);
 		if (name == NULL)
 			return elf_failed(rd, "section name");
 		/* A truncated file loses data here before anything else notices. */
@@ -228,7 +227,7 @@ static int read_sections(struct reader *rd)
 			if (streq(name, ksymtab_sections[i].section))
 				rd->ksymtab[i] = sec;
 	}
-	if (elf_errno() != 0)
+	if (sym_elf_errno() != 0)
 		return elf_failed(rd, "section table");
 	return 0;
 }
@@ -257,10 +256,10 @@ static int read_export_crc(struct reader *rd, const char *x, const GElf_Sym *sym
 		return symbol_map_set(&rd->export_crcs, x, (uint32_t)sym->st_value);
 	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= rd->n_sections)
 		return 0;
-	scn = elf_getscn(rd->elf, sec.index);
-	if (scn == NULL || gelf_getshdr(scn, &sec.shdr) == NULL)
+	scn = sym_elf_getscn(rd->elf, sec.index);
+	if (scn == NULL || sym_gelf_getshdr(scn, &sec.shdr) == NULL)
 		return elf_failed(rd, "__crc_ symbol section");
-	sec.name = elf_strptr(rd->elf, rd->shstrndx, sec.shdr.sh_name);
+	sec.name = sym_elf_strptr(rd->elf, rd->shstrndx, sec.shdr.sh_name);
 	if (sec.shdr.sh_type == SHT_NOBITS)
 		return 0;
 	r = section_load(rd, &sec);
@@ -283,16 +282,16 @@ static int read_symbols(struct reader *rd)
 	r = section_load(rd, &rd->symtab);
 	if (r < 0)
 		return r;
-	rd->n_symbols = rd->symtab.data->d_size / gelf_fsize(rd->elf, ELF_T_SYM, 1, EV_CURRENT);
+	rd->n_symbols = rd->symtab.data->d_size / sym_gelf_fsize(rd->elf, ELF_T_SYM, 1, EV_CURRENT);
 	for (i = 1; i < rd->n_symbols && r >= 0; i++) {
 		GElf_Sym sym;
 		const char *name;
 		unsigned bind;
 		long kind;
 
-		if (gelf_getsym(rd->symtab.data, (int)i, &sym) == NULL)
+		if (sym_gelf_getsym(rd->symtab.data, (int)i, &sym) == NULL)
 			return elf_failed(rd, "symbol table");
-		name = elf_strptr(rd->elf, rd->symtab.shdr.sh_link, sym.st_name);
+		name = sym_elf_strptr(rd->elf, rd->symtab.shdr.sh_link, sym.st_name);
 		if (name == NULL)
 			return corrupt(rd, "symbol name offset out of range");
 		if (name[0] == '\0')
@@ -429,8 +428,8 @@ static int read_relocs(struct reader *rd, struct section *sec, size_t field,
 	*n_out = 0;
 	if (rsec.index == 0)
 		return 0;
-	scn = elf_getscn(rd->elf, rsec.index);
-	if (scn == NULL || gelf_getshdr(scn, &rsec.shdr) == NULL)
+	scn = sym_elf_getscn(rd->elf, rsec.index);
+	if (scn == NULL || sym_gelf_getshdr(scn, &rsec.shdr) == NULL)
 		return elf_failed(rd, "relocation section");
 	r = section_load(rd, &rsec);
 	if (r < 0)
@@ -438,7 +437,7 @@ static int read_relocs(struct reader *rd, struct section *sec, size_t field,
 	r = section_load(rd, sec);
 	if (r < 0)
 		return r;
-	n = rsec.data->d_size / gelf_fsize(rd->elf, rsec.shdr.sh_type == SHT_RELA ? ELF_T_RELA : ELF_T_REL,
+	n = rsec.data->d_size / sym_gelf_fsize(rd->elf, rsec.shdr.sh_type == SHT_RELA ? ELF_T_RELA : ELF_T_REL,
 					   1, EV_CURRENT);
 	relocs = calloc(n ? n : 1, sizeof(*relocs));
 	if (relocs == NULL)
@@ -447,7 +446,7 @@ static int read_relocs(struct reader *rd, struct section *sec, size_t field,
 		struct reloc *rl = &relocs[i];
 		if (rsec.shdr.sh_type == SHT_RELA) {
 			GElf_Rela rela;
-			if (gelf_getrela(rsec.data, (int)i, &rela) == NULL)
+			if (sym_gelf_getrela(rsec.data, (int)i, &rela) == NULL)
 				return elf_failed(rd, "relocation entry");
 			rl->offset = rela.r_offset;
 			rl->symbol = GELF_R_SYM(rela.r_info);
@@ -455,7 +454,7 @@ static int read_relocs(struct reader *rd, struct section *sec, size_t field,
 		} else {
 			GElf_Rel rel;
 			uint64_t v;
-			if (gelf_getrel(rsec.data, (int)i, &rel) == NULL)
+			if (sym_gelf_getrel(rsec.data, (int)i, &rel) == NULL)
 				return elf_failed(rd, "relocation entry");
 			rl->offset = rel.r_offset;
 			rl->symbol = GELF_R_SYM(rel.r_info);
@@ -495,7 +494,7 @@ static int reloc_target_string(struct reader *rd, const struct reloc *rl, const 
 	struct section target = { 0 };
 	Elf_Scn *scn;
 
-	if (gelf_getsym(rd->symtab.data, (int)rl->symbol, &sym) == NULL)
+	if (sym_gelf_getsym(rd->symtab.data, (int)rl->symbol, &sym) == NULL)
 		return elf_failed(rd, "relocation symbol");
 	if (sym.st_shndx == rd->strings.index && rd->strings.index != 0) {
 		*s = section_string(rd, &rd->strings, sym.st_value + (uint64_t)rl->addend);
@@ -504,10 +503,10 @@ static int reloc_target_string(struct reader *rd, const struct reloc *rl, const 
 	if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= rd->n_sections)
 		return corrupt(rd, "relocation points outside the module");
 	target.index = sym.st_shndx;
-	scn = elf_getscn(rd->elf, target.index);
-	if (scn == NULL || gelf_getshdr(scn, &target.shdr) == NULL)
+	scn = sym_elf_getscn(rd->elf, target.index);
+	if (scn == NULL || sym_gelf_getshdr(scn, &target.shdr) == NULL)
 		return elf_failed(rd, "relocation target section");
-	target.name = elf_strptr(rd->elf, rd->shstrndx, target.shdr.sh_name);
+	target.name = sym_elf_strptr(rd->elf, rd->shstrndx, target.shdr.sh_name);
 	*s = section_string(rd, &target, sym.st_value + (uint64_t)rl->addend);
 	return *s ? 0 : -EBADMSG;
 }
@@ -516,7 +515,7 @@ static bool reloc_targets_strings(struct reader *rd, const struct reloc *rl)
 {
 	GElf_Sym sym;
 
-	return gelf_getsym(rd->symtab.data, (int)rl->symbol, &sym) != NULL &&
+	return sym_gelf_getsym(rd->symtab.data, (int)rl->symbol, &sym) != NULL &&
 	       rd->strings.index != 0 && sym.st_shndx == rd->strings.index;
 }
 
@@ -828,12 +827,15 @@ int kmodns_elf_read(struct kmodns_module *mod, struct kmodns_image *image, unsig
 	GElf_Ehdr ehdr;
 	int r;
 
-	elf_version(EV_CURRENT);
 	r = kmodns_elf_check_header(mod->ctx, rd.label, image->data, image->size);
 	if (r < 0)
 		return r;
-	rd.elf = elf_memory(image->data, image->size);
-	if (rd.elf == NULL || elf_kind(rd.elf) != ELF_K_ELF || gelf_getehdr(rd.elf, &ehdr) == NULL) {
+	r = kmodns_dl_need(mod->ctx, rd.label, KMODNS_DL_LIBELF);
+	if (r < 0)
+		return r;
+	sym_elf_version(EV_CURRENT);
+	rd.elf = sym_elf_memory(image->data, image->size);
+	if (rd.elf == NULL || sym_elf_kind(rd.elf) != ELF_K_ELF || sym_gelf_getehdr(rd.elf, &ehdr) == NULL) {
 		r = elf_failed(&rd, "ELF header");
 		goto out;
 	}
@@ -845,7 +847,7 @@ int kmodns_elf_read(struct kmodns_module *mod, struct kmodns_image *image, unsig
 		r = -EBADMSG;
 		goto out;
 	}
-	mod->elf_class = gelf_getclass(rd.elf) == ELFCLASS64 ? 64 : 32;
+	mod->elf_class = sym_gelf_getclass(rd.elf) == ELFCLASS64 ? 64 : 32;
 	mod->big_endian = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
 
 	r = read_sections(&rd);

@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Module and kernel bytes: read the file, recognise the compression by its magic, decompress. */
 #include <errno.h>
-#include <lz4.h>
-#include <lzma.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include "libkmodns-private.h"
+#include "libkmodns-dl.h"
 
 /* No real module comes near this; a bigger output means a corrupt or hostile stream. */
 #define MAX_MODULE_SIZE ((size_t)1 << 30)
@@ -85,26 +82,29 @@ static size_t xz_declared_size(const unsigned char *in, size_t in_size)
 	size_t pos = 0;
 
 	if (in_size < 2 * LZMA_STREAM_HEADER_SIZE ||
-	    lzma_stream_footer_decode(&footer, in + in_size - LZMA_STREAM_HEADER_SIZE) != LZMA_OK ||
+	    sym_lzma_stream_footer_decode(&footer, in + in_size - LZMA_STREAM_HEADER_SIZE) != LZMA_OK ||
 	    footer.backward_size > in_size - 2 * LZMA_STREAM_HEADER_SIZE)
 		return 0;
-	if (lzma_index_buffer_decode(&index, &memlimit, NULL,
+	if (sym_lzma_index_buffer_decode(&index, &memlimit, NULL,
 				     in + in_size - LZMA_STREAM_HEADER_SIZE - footer.backward_size,
 				     &pos, footer.backward_size) == LZMA_OK)
-		size = lzma_index_uncompressed_size(index);
-	lzma_index_end(index, NULL);
+		size = sym_lzma_index_uncompressed_size(index);
+	sym_lzma_index_end(index, NULL);
 	return size < MAX_MODULE_SIZE ? (size_t)size : 0;
 }
 
 static int decompress_xz(struct kmodns_ctx *ctx, const char *label, const unsigned char *in,
 			 size_t in_size, struct outbuf *out)
 {
-	size_t declared = xz_declared_size(in, in_size);
+	size_t declared;
 	lzma_stream strm = LZMA_STREAM_INIT;
 	lzma_ret ret;
-	int r = 0;
+	int r = kmodns_dl_need(ctx, label, KMODNS_DL_LIBLZMA);
 
-	if (lzma_stream_decoder(&strm, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
+	if (r < 0)
+		return r;
+	declared = xz_declared_size(in, in_size);
+	if (sym_lzma_stream_decoder(&strm, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
 		ERR(ctx, "%s: cannot start the xz decoder", label);
 		return -ENOMEM;
 	}
@@ -120,7 +120,7 @@ static int decompress_xz(struct kmodns_ctx *ctx, const char *label, const unsign
 		strm.next_out = (uint8_t *)out->data + out->size;
 		strm.avail_out = out->capacity - out->size;
 		/* LZMA_FINISH: all input is there, so a truncated stream is an error, not a wait. */
-		ret = lzma_code(&strm, LZMA_FINISH);
+		ret = sym_lzma_code(&strm, LZMA_FINISH);
 		out->size = out->capacity - strm.avail_out;
 		if (ret == LZMA_STREAM_END)
 			break;
@@ -136,19 +136,22 @@ static int decompress_xz(struct kmodns_ctx *ctx, const char *label, const unsign
 	}
 	if (r == -EFBIG)
 		ERR(ctx, "%s: xz: decompressed size exceeds %zu bytes", label, MAX_MODULE_SIZE);
-	lzma_end(&strm);
+	sym_lzma_end(&strm);
 	return r;
 }
 
 static int decompress_zstd(struct kmodns_ctx *ctx, const char *label, const unsigned char *in,
 			   size_t in_size, struct outbuf *out)
 {
-	unsigned long long content = ZSTD_getFrameContentSize(in, in_size);
+	unsigned long long content;
 	ZSTD_DStream *ds;
 	ZSTD_inBuffer ib = { in, in_size, 0 };
 	size_t ret = 1;
-	int r = 0;
+	int r = kmodns_dl_need(ctx, label, KMODNS_DL_LIBZSTD);
 
+	if (r < 0)
+		return r;
+	content = sym_ZSTD_getFrameContentSize(in, in_size);
 	if (out->known == 0 && content != ZSTD_CONTENTSIZE_UNKNOWN && content != ZSTD_CONTENTSIZE_ERROR &&
 	    content < out->limit)
 		out->known = (size_t)content;
@@ -156,13 +159,13 @@ static int decompress_zstd(struct kmodns_ctx *ctx, const char *label, const unsi
 	 * the stream's window buffer (a kernel's is as big as the kernel). On any error, the stream
 	 * below decodes again and says what is wrong. */
 	if (out->known > 0 && out->limit == MAX_MODULE_SIZE && out->capacity == 0 && outbuf_grow(out, 0) == 0) {
-		ret = ZSTD_decompress(out->data, out->capacity, in, in_size);
-		if (!ZSTD_isError(ret)) {
+		ret = sym_ZSTD_decompress(out->data, out->capacity, in, in_size);
+		if (!sym_ZSTD_isError(ret)) {
 			out->size = ret;
 			return 0;
 		}
 	}
-	ds = ZSTD_createDStream();
+	ds = sym_ZSTD_createDStream();
 	if (ds == NULL) {
 		ERR(ctx, "%s: cannot start the zstd decoder", label);
 		return -ENOMEM;
@@ -174,10 +177,10 @@ static int decompress_zstd(struct kmodns_ctx *ctx, const char *label, const unsi
 		if (out->size == out->capacity && (r = outbuf_grow(out, in_size * 4)) < 0)
 			break;
 		ob = (ZSTD_outBuffer){ out->data, out->capacity, out->size };
-		ret = ZSTD_decompressStream(ds, &ob, &ib);
+		ret = sym_ZSTD_decompressStream(ds, &ob, &ib);
 		out->size = ob.pos;
-		if (ZSTD_isError(ret)) {
-			ERR(ctx, "%s: zstd: %s", label, ZSTD_getErrorName(ret));
+		if (sym_ZSTD_isError(ret)) {
+			ERR(ctx, "%s: zstd: %s", label, sym_ZSTD_getErrorName(ret));
 			r = -EBADMSG;
 			break;
 		}
@@ -192,7 +195,7 @@ static int decompress_zstd(struct kmodns_ctx *ctx, const char *label, const unsi
 	}
 	if (r == -EFBIG)
 		ERR(ctx, "%s: zstd: decompressed size exceeds %zu bytes", label, MAX_MODULE_SIZE);
-	ZSTD_freeDStream(ds);
+	sym_ZSTD_freeDStream(ds);
 	return r;
 }
 
@@ -200,10 +203,12 @@ static int decompress_gzip(struct kmodns_ctx *ctx, const char *label, const unsi
 			   size_t in_size, struct outbuf *out)
 {
 	z_stream zs = { 0 };
-	int ret, r = 0;
+	int ret, r = kmodns_dl_need(ctx, label, KMODNS_DL_ZLIB);
 
+	if (r < 0)
+		return r;
 	/* 16 + MAX_WBITS: expect the gzip wrapper. */
-	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+	if (sym_inflateInit2_(&zs, 16 + MAX_WBITS, ZLIB_VERSION, (int)sizeof(zs)) != Z_OK) {
 		ERR(ctx, "%s: cannot start the gzip decoder", label);
 		return -ENOMEM;
 	}
@@ -218,7 +223,7 @@ static int decompress_gzip(struct kmodns_ctx *ctx, const char *label, const unsi
 		room = out->capacity - out->size;
 		zs.next_out = (unsigned char *)out->data + out->size;
 		zs.avail_out = room > UINT_MAX ? UINT_MAX : (unsigned)room;
-		ret = inflate(&zs, Z_NO_FLUSH);
+		ret = sym_inflate(&zs, Z_NO_FLUSH);
 		out->size = (size_t)((char *)zs.next_out - out->data);
 		if (ret == Z_STREAM_END)
 			break;
@@ -234,7 +239,7 @@ static int decompress_gzip(struct kmodns_ctx *ctx, const char *label, const unsi
 	}
 	if (r == -EFBIG)
 		ERR(ctx, "%s: gzip: decompressed size exceeds %zu bytes", label, MAX_MODULE_SIZE);
-	inflateEnd(&zs);
+	sym_inflateEnd(&zs);
 	return r;
 }
 
@@ -251,8 +256,10 @@ static int decompress_lz4_legacy(struct kmodns_ctx *ctx, const char *label, cons
 				 size_t in_size, struct outbuf *out)
 {
 	size_t pos = 4; /* past the magic */
-	int r;
+	int r = kmodns_dl_need(ctx, label, KMODNS_DL_LIBLZ4);
 
+	if (r < 0)
+		return r;
 	while (pos < in_size) {
 		uint32_t block;
 		int n;
@@ -266,7 +273,7 @@ static int decompress_lz4_legacy(struct kmodns_ctx *ctx, const char *label, cons
 		if (block == LZ4_LEGACY_MAGIC)
 			continue; /* lz4 -l output concatenated: a new stream starts */
 		if (block == 0 || block > in_size - pos ||
-		    block > (uint32_t)LZ4_compressBound((int)LZ4_LEGACY_BLOCK)) {
+		    block > (uint32_t)sym_LZ4_compressBound((int)LZ4_LEGACY_BLOCK)) {
 			ERR(ctx, "%s: lz4: %s", label,
 			    block > in_size - pos ? "unexpected end of compressed data" : "corrupt block size");
 			return -EBADMSG;
@@ -277,7 +284,7 @@ static int decompress_lz4_legacy(struct kmodns_ctx *ctx, const char *label, cons
 					ERR(ctx, "%s: lz4: decompressed size exceeds %zu bytes", label, out->limit);
 				return r;
 			}
-		n = LZ4_decompress_safe((const char *)in + pos, out->data + out->size, (int)block,
+		n = sym_LZ4_decompress_safe((const char *)in + pos, out->data + out->size, (int)block,
 					(int)LZ4_LEGACY_BLOCK);
 		if (n < 0) {
 			ERR(ctx, "%s: lz4: corrupt compressed data", label);

@@ -7,11 +7,10 @@
  * flags in __kflagstab (7.1+), CRCs in the parallel __kcrctab* arrays.
  */
 #include <errno.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 
 #include "libkmodns-private.h"
+#include "libkmodns-dl.h"
 
 /* The x86 boot protocol's setup header (Documentation/arch/x86/boot.rst). */
 #define BZ_SETUP_SECTS 0x1f1
@@ -83,9 +82,9 @@ static int section_words(struct vmlinux_reader *rd, const struct vsection *sec, 
 		return -ENOMEM;
 	if (sec->shdr.sh_size % word != 0)
 		return corrupt(rd, "export table size is not a whole number of fields");
-	if (gelf_getehdr(rd->elf, &ehdr) == NULL ||
-	    gelf_xlatetom(rd->elf, &dst, &src, ehdr.e_ident[EI_DATA]) == NULL) {
-		ERR(rd->ctx, "%s: corrupt kernel image: %s", rd->label, elf_errmsg(-1));
+	if (sym_gelf_getehdr(rd->elf, &ehdr) == NULL ||
+	    sym_gelf_xlatetom(rd->elf, &dst, &src, ehdr.e_ident[EI_DATA]) == NULL) {
+		ERR(rd->ctx, "%s: corrupt kernel image: %s", rd->label, sym_elf_errmsg(-1));
 		return -EBADMSG;
 	}
 	*out = TAKE_PTR(buf);
@@ -227,19 +226,19 @@ static int find_sections(struct vmlinux_reader *rd)
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
 
-	if (elf_getshdrstrndx(rd->elf, &shstrndx) < 0) {
-		ERR(rd->ctx, "%s: corrupt kernel image: section names: %s", rd->label, elf_errmsg(-1));
+	if (sym_elf_getshdrstrndx(rd->elf, &shstrndx) < 0) {
+		ERR(rd->ctx, "%s: corrupt kernel image: section names: %s", rd->label, sym_elf_errmsg(-1));
 		return -EBADMSG;
 	}
-	while ((scn = elf_nextscn(rd->elf, scn)) != NULL) {
+	while ((scn = sym_elf_nextscn(rd->elf, scn)) != NULL) {
 		struct vsection sec = { .present = true };
 		const char *name;
 		size_t t;
 
-		if (gelf_getshdr(scn, &sec.shdr) == NULL ||
-		    (name = elf_strptr(rd->elf, shstrndx, sec.shdr.sh_name)) == NULL) {
+		if (sym_gelf_getshdr(scn, &sec.shdr) == NULL ||
+		    (name = sym_elf_strptr(rd->elf, shstrndx, sec.shdr.sh_name)) == NULL) {
 			ERR(rd->ctx, "%s: corrupt kernel image: section header: %s", rd->label,
-			    elf_errmsg(-1));
+			    sym_elf_errmsg(-1));
 			return -EBADMSG;
 		}
 		if (!startswith(name, "__k"))
@@ -275,9 +274,9 @@ static int read_vmlinux(struct vmlinux_reader *rd, struct kmodns_symvers *sv)
 	    (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64) ||
 	    (id[EI_DATA] != ELFDATA2LSB && id[EI_DATA] != ELFDATA2MSB))
 		return corrupt(rd, "the vmlinux inside is not an ELF file");
-	rd->elf = elf_memory((char *)rd->image, rd->image_size);
-	if (rd->elf == NULL || elf_kind(rd->elf) != ELF_K_ELF || gelf_getehdr(rd->elf, &ehdr) == NULL) {
-		ERR(rd->ctx, "%s: corrupt kernel image: ELF header: %s", rd->label, elf_errmsg(-1));
+	rd->elf = sym_elf_memory((char *)rd->image, rd->image_size);
+	if (rd->elf == NULL || sym_elf_kind(rd->elf) != ELF_K_ELF || sym_gelf_getehdr(rd->elf, &ehdr) == NULL) {
+		ERR(rd->ctx, "%s: corrupt kernel image: ELF header: %s", rd->label, sym_elf_errmsg(-1));
 		return -EBADMSG;
 	}
 	if (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN) {
@@ -286,10 +285,10 @@ static int read_vmlinux(struct vmlinux_reader *rd, struct kmodns_symvers *sv)
 		return -ENOEXEC;
 	}
 	/* libelf takes a section header table cut short as a smaller one: compare with the header. */
-	if (elf_getshdrnum(rd->elf, &shnum) < 0 || ehdr.e_shentsize == 0 || ehdr.e_shoff > rd->image_size ||
+	if (sym_elf_getshdrnum(rd->elf, &shnum) < 0 || ehdr.e_shentsize == 0 || ehdr.e_shoff > rd->image_size ||
 	    (rd->image_size - ehdr.e_shoff) / ehdr.e_shentsize < shnum || shnum == 0)
 		return corrupt(rd, "section header table missing or past the end of the file");
-	rd->ptr_size = gelf_getclass(rd->elf) == ELFCLASS64 ? 8 : 4;
+	rd->ptr_size = sym_gelf_getclass(rd->elf) == ELFCLASS64 ? 8 : 4;
 
 	r = find_sections(rd);
 	if (r < 0)
@@ -381,11 +380,16 @@ KMODNS_EXPORT int kmodns_symvers_new_from_vmlinuz(struct kmodns_ctx *ctx, const 
 	}
 	rd.image = vmlinux.data;
 	rd.image_size = vmlinux.size;
-	elf_version(EV_CURRENT);
+	r = kmodns_dl_need(ctx, path, KMODNS_DL_LIBELF);
+	if (r < 0) {
+		free(vmlinux.data);
+		return r;
+	}
+	sym_elf_version(EV_CURRENT);
 	sv = kmodns_symvers_new_empty(ctx);
 	r = sv == NULL ? -ENOMEM : read_vmlinux(&rd, sv);
 	if (rd.elf != NULL)
-		elf_end(rd.elf);
+		sym_elf_end(rd.elf);
 	free(vmlinux.data);
 	if (r < 0) {
 		kmodns_symvers_unref(sv);

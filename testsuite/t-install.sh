@@ -25,6 +25,7 @@ check "installed-man-rmmod-lsmod" test -f "$R$prefix/share/man/man8/rmmod.8" -a 
 check "installed-lsmod-runs" test $? -eq 1 -a "$(cat "$T/lsmod.err")" = "Usage: $R$prefix/sbin/lsmod"
 "$R$prefix/sbin/rmmod" --help >"$T/rmmod.out"
 check "installed-rmmod-runs" grep -q "^	rmmod \[options\] modulename ...$" "$T/rmmod.out"
+check "installed-man-loaders" test -f "$R$prefix/share/man/man8/modprobe.8" -a -f "$R$prefix/share/man/man8/insmod.8"
 so=$(ls "$R$libdir"/libkmodns.so.* 2>/dev/null | head -1)
 check "installed-library" test -n "$so"
 # Only kmodns_* symbols are exported, every one at version LIBKMODNS_1.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
 #include <stdarg.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #include "loader.h"
@@ -80,9 +82,16 @@ void loader_log(int prio, const char *fmt, ...)
 }
 
 /* libkmod 30 does not know "weakdep" (kmod 33); we read those lines ourselves */
+#define WEAKDEP_COMPLAINT "ignoring bad line starting with 'weakdep'"
+
 static bool is_weakdep_complaint(const char *msg)
 {
-	return strstr(msg, "ignoring bad line starting with 'weakdep'") != NULL;
+	return strstr(msg, WEAKDEP_COMPLAINT) != NULL;
+}
+
+static bool is_weakdep_complaint_line(const char *line, size_t len)
+{
+	return memmem(line, len, WEAKDEP_COMPLAINT, strlen(WEAKDEP_COMPLAINT)) != NULL;
 }
 
 static void log_from_libkmod(void *data, int priority, const char *file, int line, const char *fn,
@@ -99,30 +108,43 @@ static void log_from_libkmod(void *data, int priority, const char *file, int lin
 	log_text(priority, prefix, msg);
 }
 
+/* stderr is caught in memory (memfd: no file system, no tmpfile's stdio stream) while libkmod
+ * reads the configuration, then passed on without the weakdep complaints. */
 struct kmod_ctx *loader_kmod_new(const char *dirname, const char *const *config_paths)
 {
-	_cleanup_fclose_ FILE *captured = NULL;
-	_cleanup_free_ char *line = NULL;
+	_cleanup_free_ char *text = NULL;
 	struct kmod_ctx *ctx;
-	size_t cap = 0;
-	int saved;
+	struct stat st;
+	char *line, *next;
+	int fd, saved;
 
 	fflush(stderr);
-	captured = tmpfile();
-	saved = captured ? dup(STDERR_FILENO) : -1;
-	if (saved < 0 || dup2(fileno(captured), STDERR_FILENO) < 0) {
+	fd = memfd_create("kmodns-stderr", MFD_CLOEXEC);
+	saved = fd >= 0 ? dup(STDERR_FILENO) : -1;
+	if (saved < 0 || dup2(fd, STDERR_FILENO) < 0) {
 		if (saved >= 0)
 			close(saved);
+		if (fd >= 0)
+			close(fd);
 		return kmod_new(dirname, config_paths);
 	}
 	ctx = kmod_new(dirname, config_paths);
 	fflush(stderr);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
-	rewind(captured);
-	while (getline(&line, &cap, captured) > 0)
-		if (!is_weakdep_complaint(line))
-			fputs(line, stderr);
+	/* nearly always empty: nothing to read */
+	if (fstat(fd, &st) == 0 && st.st_size > 0 && (text = malloc((size_t)st.st_size + 1)) != NULL) {
+		ssize_t n = pread(fd, text, (size_t)st.st_size, 0);
+		text[n > 0 ? n : 0] = '\0';
+		for (line = text; *line != '\0'; line = next) {
+			next = strchrnul(line, '\n');
+			if (*next == '\n')
+				next++;
+			if (!is_weakdep_complaint_line(line, (size_t)(next - line)))
+				fwrite(line, 1, (size_t)(next - line), stderr);
+		}
+	}
+	close(fd);
 	return ctx;
 }
 
