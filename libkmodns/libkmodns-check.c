@@ -432,11 +432,12 @@ static bool record_is_current(struct kmodns_kernel *k, const char *path)
 
 	if (dep_index(k) == NULL || stat(path, &st) < 0)
 		return false;
+	/*
+	 * The same whole second (an initramfs keeps no more) counts as current: mkinitramfs
+	 * copies the modules and runs depmod in one second, and boot must not read every file.
+	 */
 	if (st.st_mtim.tv_sec != k->dep_index_mtime.tv_sec)
 		return st.st_mtim.tv_sec < k->dep_index_mtime.tv_sec;
-	/* in one whole second (a filesystem or archive without nanoseconds) no order is known */
-	if (st.st_mtim.tv_nsec == 0 && k->dep_index_mtime.tv_nsec == 0)
-		return false;
 	return st.st_mtim.tv_nsec <= k->dep_index_mtime.tv_nsec;
 }
 

@@ -48,7 +48,12 @@ module-ns-unlisted|both|modprobe|autofx4|allowed/loads|refused/EINVAL
 allow-missing-y|both|modprobe|cmac|warned/EINVAL|warned/EINVAL
 insmod-good|both|insmod|cmac|allowed/loads|allowed/loads
 insmod-noimport|both|insmod|cmac|refused/EINVAL|refused/EINVAL
-insmod-module-import|both|insmod|cmac|allowed/loads|refused/EPERM'
+insmod-module-import|both|insmod|cmac|allowed/loads|refused/EPERM
+src-import|6.1|modprobe|kmodns_demo_user|allowed/loads|-
+src-noimport|6.1|modprobe|kmodns_demo_noimport|refused/EINVAL|-'
+# src-*: a provider and two consumers built here from testsuite/qemu-src against the booted
+# kernel's headers (linux-headers-KVER; 7.2's need a newer compiler than Debian 12's), one
+# consumer with MODULE_IMPORT_NS, one without.
 # stale-record: depmod ran on the real module, then the copy without the import replaced it
 # (newer than modules.dep.bin): depmod's record is out of date, the file must be read.
 # allow-missing-y: the module directory's config says =y while Debian's kernel has it off: we
@@ -110,6 +115,25 @@ finish() {
 	"$B/tools/depmod" --no-cache -b "$R/cases/$1" -E "$C/Module.symvers" "$kver" || return 1
 }
 
+# wanted NAME ERAS: whether case NAME runs on this era (src-* only where the headers are).
+wanted() {
+	[ "$2" = both ] || [ "$2" = "$era" ] || return 1
+	case $1 in src-*) [ -d "/usr/src/linux-headers-$kver" ] ;; esac
+}
+# built_src: the demo modules of testsuite/qemu-src, built once per kernel (KBUILD_NSDEPS: modpost
+# would refuse the consumer without the import; the kernel is the one to refuse it here).
+built_src() {
+	[ -f "$G/src/kmodns_demo_noimport.ko" ] && return 0
+	rm -rf "$G/src" && cp -r "$S/testsuite/qemu-src" "$G/src" &&
+		make -s -C "/usr/src/linux-headers-$kver" M="$G/src" KBUILD_NSDEPS=1 modules >"$G/src.log" 2>&1 ||
+		{ cat "$G/src.log"; return 1; }
+}
+# from_src CASE CONSUMER: the provider and CONSUMER in the case's extra/.
+from_src() {
+	built_src && mkdir -p "$R/cases/$1/$MD/extra" &&
+		cp "$G/src/kmodns_demo_provider.ko" "$G/src/$2.ko" "$R/cases/$1/$MD/extra/"
+}
+
 # setup CASE: that case's module tree in the guest (modprobe: a root for -d; insmod: files).
 setup() {
 	local c=$1 ans=ums-alauda x f
@@ -133,6 +157,8 @@ setup() {
 	module-ns-unlisted) mutated $c autofs4 rename autofs4 autofx4 ;;
 	insmod-good) real $c cmac ;;
 	stale-record) real $c $ans ;; # replaced after depmod, below
+	src-import) from_src $c kmodns_demo_user ;;
+	src-noimport) from_src $c kmodns_demo_noimport ;;
 	*) echo "no setup for $c" >&2; return 1 ;;
 	esac || return 1
 	if [ $c = allow-missing-y ]; then
@@ -194,7 +220,7 @@ case_() {
 EOF
 	local name eras tool target e61 elat
 	while IFS='|' read -r name eras tool target e61 elat; do
-		[ "$eras" = both ] || [ "$eras" = "$era" ] || continue
+		wanted "$name" "$eras" || continue
 		if [ "$tool" = insmod ]; then
 			f=$(cd "$R/cases/$name" && find . -name 'cmac.ko*' | head -1)
 			echo "case_ $name /bin/insmod /cases/$name/${f#./}"
@@ -217,14 +243,20 @@ build_initrd() {
 	done
 	cp "$B/tools/kmodns" "$R/bin/kmodns"
 	ln -s kmodns "$R/bin/modprobe"; ln -s kmodns "$R/bin/insmod"
-	for lib in $(ldd "$B/tools/kmodns" | grep -o '/[^ ]*'); do
+	# the libraries it links, and those libkmodns opens on first use (dlopen: the sonames are
+	# strings in the binary) with theirs
+	for lib in $(ldd "$B/tools/kmodns" | grep -o '/[^ ]*') $(
+		for so in $(strings -a "$B/tools/kmodns" | grep -xE 'lib[a-z0-9_]+\.so\.[0-9]+' | sort -u); do
+			p=$(ldconfig -p | awk -v s="$so" '$1 == s && /x86-64/ { print $NF; exit }')
+			[ -n "$p" ] && echo "$p" && ldd "$p" | grep -o '/[^ ]*'
+		done | sort -u); do
 		mkdir -p "$R$(dirname "$lib")" && cp -L "$lib" "$R$lib" || return 1
 	done
 	cp "$C/Module.symvers" "$R/$MD/build/Module.symvers"
 	echo "$cfg_line" >"$R/$MD/config"
 	find "$M" -name '*.ko*' -printf '%P\n' >"$G/files"
 	while IFS='|' read -r name eras _; do
-		[ "$eras" = both ] || [ "$eras" = "$era" ] || continue
+		wanted "$name" "$eras" || continue
 		setup "$name" >"$G/setup.log" 2>&1 || { cat "$G/setup.log"; echo "setup of $name failed"; return 1; }
 	done <<<"$cases"
 	guest_init >"$R/init" && chmod +x "$R/init"
@@ -258,7 +290,7 @@ judge() {
 	check "qemu-$era-boot" [ -n "$info" ]
 	echo "  guest: ${info#KQ|info|}"
 	while IFS='|' read -r name eras tool target e61 elat; do
-		[ "$eras" = both ] || [ "$eras" = "$era" ] || continue
+		wanted "$name" "$eras" || continue
 		exp=$e61; [ "$era" = 6.1 ] || exp=$elat
 		o=$(grep -a "^KQ|run|$name|ours|" "$log")
 		c=$(grep -a "^KQ|run|$name|control|" "$log")
@@ -299,7 +331,8 @@ judge() {
 
 # ---- per kernel: build (or reuse) the initramfs, boot, judge --------------------------------
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/kmodns-qemu
-key=$(cat "$B/tools/kmodns" "$B/tools/depmod" "$B/tools/modinfo" "$B/testsuite/mutate" "$bb" "$0" | sha256sum | cut -c1-16)
+key=$(cat "$B/tools/kmodns" "$B/tools/depmod" "$B/tools/modinfo" "$B/testsuite/mutate" "$bb" "$0" \
+	"$S"/testsuite/qemu-src/* | sha256sum | cut -c1-16)
 pids=()
 for era in $qemu_eras; do
 	C=$corpus/$era
@@ -310,6 +343,9 @@ for era in $qemu_eras; do
 	cfg_line=$(grep -E '^(# )?CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS[= ]' "$C/root/boot/config-$kver" ||
 		echo "# CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS is not set")
 	G=$T/$era; mkdir -p "$G"
+	if [ "$era" = 6.1 ] && [ ! -d "/usr/src/linux-headers-$kver" ]; then
+		missing "qemu-$era-src" "no /usr/src/linux-headers-$kver to build testsuite/qemu-src (apt-get install linux-headers-$kver)"
+	fi
 	initrd=$cache/$era-$kver-$key.cpio.gz
 	if [ ! -s "$initrd" ]; then
 		mkdir -p "$cache" && rm -f "$cache/$era-$kver-"*.cpio.gz
@@ -330,6 +366,6 @@ done
 wait "${pids[@]}" 2>/dev/null
 [ -f "$T/booted" ] || exit 0
 for era in $(cat "$T/booted"); do
-	C=$corpus/$era
+	C=$corpus/$era kver=$(cat "$corpus/$era/kver")
 	judge "$era" "$T/$era/serial.log"
 done
