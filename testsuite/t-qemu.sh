@@ -38,6 +38,7 @@ cases='good-deps|both|modprobe|ums_alauda|allowed/loads|allowed/loads
 good-vmlinux-ns|both|modprobe|cmac|allowed/loads|allowed/loads
 noimport-vmlinux-ns|both|modprobe|cmac|refused/EINVAL|refused/EINVAL
 noimport-deps|both|modprobe|ums_alauda|refused/EINVAL|refused/EINVAL
+import-renamed|both|modprobe|ums_alauda|refused/EINVAL|refused/EINVAL
 stale-record|both|modprobe|ums_alauda|refused/EINVAL|refused/EINVAL
 export-ns-changed|both|modprobe|ums_alauda|refused/EINVAL|refused/EINVAL
 export-ns-module-listed|both|modprobe|ums_alauda|refused/EINVAL|allowed/loads
@@ -144,6 +145,8 @@ setup() {
 		mutated $c cmac modinfo-replace import_ns=CRYPTO_INTERNAL "" ;;
 	noimport-deps)
 		real $c $ans && mutated $c $ans modinfo-replace import_ns=USB_STORAGE "" ;;
+	import-renamed)
+		real $c $ans && mutated $c $ans modinfo-replace import_ns=USB_STORAGE import_ns=USB_STORAGF ;;
 	export-ns-changed | export-ns-module-listed | export-ns-module-unlisted)
 		x=USB_STORAGX
 		[ $c = export-ns-module-listed ] && x='module:ums*'
