@@ -16,6 +16,10 @@ mp() {
 	local root=$1 kver=$2; shift 2
 	$W "$M" -d "$root" -S "$kver" "$@" >"$T/out" 2>"$T/err"; rc=$?
 }
+# dep_path DIR NAME: NAME's file in DIR/modules.dep, relative to DIR ('-' and '_' alike)
+dep_path() {
+	awk -F: -v n="$2" '{ m = $1; sub(/.*\//, "", m); sub(/\.ko.*/, "", m); gsub(/-/, "_", m) } m == n { print $1; exit }' "$1/modules.dep"
+}
 # the insmod lines only (what would be loaded, in order)
 insmods() { grep '^insmod ' "$T/out"; }
 
@@ -195,7 +199,7 @@ for era in 6.1 latest; do
 	awk '$2 == "export" { print $1 }' "$D/modules.namespaces" | uniq | head -30 >"$T/exporters"
 	bad=
 	while read -r m; do
-		path=$(awk -F: -v n="$m" '{ x = $1; sub(/.*\//, "", x); sub(/\.ko.*/, "", x); gsub(/-/, "_", x) } x == n { print $1; exit }' "$D/modules.dep")
+		path=$(dep_path "$D" "$m")
 		$W "$M" -d "$R" -S "$kver" --show-exports "$m" 2>&1 | sort >"$T/ours"
 		p=${path%%.ko*}
 		awk -F'\t' -v p="${p#kernel/}" '$3 == p { print $1 "\t" $2 "\t" $5 }' "$dir/Module.symvers" |
@@ -220,7 +224,7 @@ for era in 6.1 latest; do
 	# a real user of a namespace with its import renamed away (same length, the file stays
 	# whole; a compressed one is compressed again alike)
 	read -r name ns < <(awk '$2 == "require" && $3 !~ /^module:/ { print $1, $3; exit }' "$D/modules.namespaces")
-	rel=$(awk -F: -v n="$name" '{ m = $1; sub(/.*\//, "", m); sub(/\.ko.*/, "", m); gsub(/-/, "_", m) } m == n { print $1; exit }' "$D/modules.dep")
+	rel=$(dep_path "$D" "$name")
 	victim=$D/$rel
 	[ -n "$name" ] && [ -n "$rel" ] || { fail "real-$era: no module using a namespace"; continue; }
 	case $victim in
