@@ -9,7 +9,7 @@
  *           str path, u64 size, i64 mtime s, u64 mtime ns, u64 inode,
  *           SHA-256 of the rest of the entry (the module's content, whatever its key),
  *           the module: str name, u8 has vermagic, str vermagic, u8 compression,
- *           u8 ELF class, u8 big endian, u32 raw import count,
+ *           u8 ELF class, u8 big endian, u8 signature appended, u32 raw import count,
  *           u32 n + exports (str symbol, str namespace, u8 type, u8 has CRC, u32 CRC),
  *           u32 n + imports (str), u32 n + undefined (str, u8 weak, u8 has CRC, u32 CRC),
  *           u32 n + .modinfo records (str key, str value), u32 n + versions (str, u32 CRC);
@@ -38,9 +38,9 @@
 
 #define CACHE_MAGIC "kmodnsC\n"
 #define CACHE_BYTE_ORDER 0x01020304u
-#define CACHE_FORMAT 3u
+#define CACHE_FORMAT 4u
 #define STAMP_MAGIC "kmodnsS\n"
-#define STAMP_FORMAT 1u
+#define STAMP_FORMAT 2u
 #define CACHE_HEADER_SIZE 32
 
 struct kmodns_module_cache {
@@ -138,6 +138,7 @@ static void put_module(struct kmodns_module_cache_writer *w, const struct kmodns
 	put_u8(w, mod->compression);
 	put_u8(w, (unsigned)mod->elf_class);
 	put_u8(w, mod->big_endian);
+	put_u8(w, mod->signature_appended);
 	put_u32(w, (uint32_t)mod->imports_raw);
 	put_u32(w, (uint32_t)mod->n_exports);
 	for (i = 0; i < mod->n_exports; i++) {
@@ -648,6 +649,7 @@ static void read_module(struct cursor *c, struct kmodns_module *mod)
 	mod->compression = get_u8(c);
 	mod->elf_class = get_u8(c);
 	mod->big_endian = get_u8(c);
+	mod->signature_appended = get_u8(c);
 	mod->imports_raw = get_u32(c);
 
 	n = get_count(c, 14);

@@ -36,6 +36,7 @@ struct kmodns_kernel {
 	bool symbols_index_tried;
 	struct kmodns_module **exporters; /* module files read to resolve symbols */
 	size_t n_exporters, exporters_capacity;
+	struct kmodns_policy *policy; /* the admin's, or NULL */
 };
 
 /* One thing a module needs from a namespace, and the rule's verdict on it. */
@@ -52,6 +53,9 @@ struct kmodns_load_verdict {
 	bool vmlinux_known, from_record;
 	struct problem *problems; /* refused ones first: problems[0] is the reason */
 	size_t n_problems, n_refused, capacity;
+	struct policy_match *matches; /* strings in the arena */
+	size_t n_matches, matches_capacity;
+	long decision; /* of matches, the one that set the status; -1: the kernel's rule alone */
 };
 
 KMODNS_EXPORT int kmodns_kernel_new(struct kmodns_ctx *ctx, const char *release, const char *dirname,
@@ -90,6 +94,7 @@ KMODNS_EXPORT struct kmodns_kernel *kmodns_kernel_unref(struct kmodns_kernel *k)
 	if (k->symbols_index)
 		kmodns_index_close(k->symbols_index);
 	kmodns_symvers_unref(k->symvers);
+	kmodns_policy_unref(k->policy);
 	for (i = 0; i < k->n_exporters; i++)
 		kmodns_module_unref(k->exporters[i]);
 	free(k->exporters);
@@ -103,6 +108,12 @@ KMODNS_EXPORT struct kmodns_kernel *kmodns_kernel_unref(struct kmodns_kernel *k)
 KMODNS_EXPORT unsigned kmodns_kernel_get_version(const struct kmodns_kernel *k)
 {
 	return k->version;
+}
+
+KMODNS_EXPORT void kmodns_kernel_set_policy(struct kmodns_kernel *k, struct kmodns_policy *policy)
+{
+	kmodns_policy_unref(k->policy);
+	k->policy = kmodns_policy_ref(policy);
 }
 
 /* ---- the kernel's config ----------------------------------------------------------- */
@@ -383,8 +394,88 @@ static const char *requires_need(const void *src, size_t i, const char **symbol,
 	return kmodns_requires_get_namespace(src, i);
 }
 
-/* Judges the facts by the rule of the target kernel, when it is known. */
-static int judge(struct kmodns_kernel *k, struct kmodns_load_verdict *v, const struct facts *f)
+static int verdict_add_match(struct kmodns_load_verdict *v, const struct policy_match *m)
+{
+	struct policy_match *copy;
+
+	if (array_reserve((void **)&v->matches, &v->matches_capacity, sizeof(*m), v->n_matches + 1) < 0)
+		return -ENOMEM;
+	copy = &v->matches[v->n_matches];
+	*copy = *m;
+	copy->ns = arena_strdup(&v->strings, m->ns);
+	copy->file = arena_strdup(&v->strings, m->file);
+	copy->rule = arena_strdup(&v->strings, m->rule);
+	if (copy->ns == NULL || copy->file == NULL || copy->rule == NULL)
+		return -ENOMEM;
+	v->n_matches++;
+	return 0;
+}
+
+static const enum kmodns_load_status status_of_action[] = {
+	[KMODNS_POLICY_ALLOW] = KMODNS_LOAD_ALLOWED,
+	[KMODNS_POLICY_WARN] = KMODNS_LOAD_WARNED,
+	[KMODNS_POLICY_REFUSE] = KMODNS_LOAD_REFUSED,
+};
+
+/* Asks the policy about namespace ns of the module: a matching rule may only raise the status. */
+static int police_namespace(struct kmodns_kernel *k, struct kmodns_load_verdict *v,
+			    struct policy_subject *s, const char *ns)
+{
+	struct policy_match m;
+	size_t i;
+	int r;
+
+	for (i = 0; i < v->n_matches; i++)
+		if (streq(v->matches[i].ns, ns))
+			return 0; /* the namespace was asked about already */
+	r = kmodns_policy_match(k->policy, s, ns, &m);
+	if (r <= 0)
+		return r;
+	r = verdict_add_match(v, &m);
+	if (r < 0)
+		return r;
+	if (status_of_action[m.action] > v->status) {
+		v->status = status_of_action[m.action];
+		v->decision = (long)v->n_matches - 1;
+	}
+	return 0;
+}
+
+/*
+ * The policy after the kernel's rule: a missing-import line replaces what the kernel's config
+ * would do with a missing import, then each namespace the module imports or needs is asked.
+ */
+static int police(struct kmodns_kernel *k, struct kmodns_load_verdict *v, const struct facts *f,
+		  struct policy_subject *s, bool refused_module_import)
+{
+	struct policy_match m;
+	size_t i;
+	int r;
+
+	if (v->n_refused > 0 && !refused_module_import &&
+	    kmodns_policy_missing_import(k->policy, v->problems[0].ns, &m)) {
+		r = verdict_add_match(v, &m);
+		if (r < 0)
+			return r;
+		v->status = status_of_action[m.action];
+		v->decision = (long)v->n_matches - 1;
+	}
+	for (i = 0; i < f->n_imports; i++) {
+		r = police_namespace(k, v, s, f->imports[i]);
+		if (r < 0)
+			return r;
+	}
+	for (i = 0; i < v->n_problems; i++) {
+		r = police_namespace(k, v, s, v->problems[i].ns);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Judges the facts by the rule of the target kernel, when it is known, then by the policy. */
+static int judge(struct kmodns_kernel *k, struct kmodns_load_verdict *v, const struct facts *f,
+		 struct policy_subject *s)
 {
 	size_t i, refused_module_imports = 0;
 	int r;
@@ -422,7 +513,7 @@ static int judge(struct kmodns_kernel *k, struct kmodns_load_verdict *v, const s
 	else if (v->n_refused > 0)
 		v->status = kmodns_kernel_allows_missing_imports(k) == 1 ? KMODNS_LOAD_WARNED :
 									    KMODNS_LOAD_REFUSED;
-	return 0;
+	return k->policy ? police(k, v, f, s, refused_module_imports > 0) : 0;
 }
 
 /* The record is current when the module file is no newer than modules.dep.bin. */
@@ -441,9 +532,46 @@ static bool record_is_current(struct kmodns_kernel *k, const char *path)
 	return st.st_mtim.tv_nsec <= k->dep_index_mtime.tv_nsec;
 }
 
-static int judge_record(struct kmodns_kernel *k, struct kmodns_load_verdict *v,
-			const struct kmodns_ns_record *rec)
+/* A module's traits from its file, for a record that does not carry them. */
+struct traits_source {
+	struct kmodns_kernel *kernel;
+	const char *path;
+};
+
+static int module_traits(const struct kmodns_module *mod)
 {
+	return (kmodns_module_is_intree(mod) ? KMODNS_TRAIT_INTREE : 0) |
+	       (kmodns_module_has_signature(mod) ? KMODNS_TRAIT_SIGNED : 0);
+}
+
+static int traits_from_file(void *data)
+{
+	const struct traits_source *src = data;
+	struct kmodns_module *mod = NULL;
+	int r;
+
+	if (src->path == NULL)
+		return -ENOENT;
+	r = kmodns_module_new_from_path(src->kernel->ctx, src->path, 0, &mod);
+	if (r < 0)
+		return r;
+	r = module_traits(mod);
+	kmodns_module_unref(mod);
+	return r;
+}
+
+static int judge_record(struct kmodns_kernel *k, struct kmodns_load_verdict *v,
+			const struct kmodns_ns_record *rec, const char *path)
+{
+	struct traits_source src = { k, path };
+	struct policy_subject subject = {
+		.name = v->module,
+		.path = path,
+		.moddir = k->dirname,
+		.traits = kmodns_ns_record_get_traits(rec),
+		.get_traits = traits_from_file,
+		.data = &src,
+	};
 	_cleanup_free_ const char **imports = NULL;
 	struct facts f = {
 		.n_imports = kmodns_ns_record_get_import_count(rec),
@@ -463,18 +591,18 @@ static int judge_record(struct kmodns_kernel *k, struct kmodns_load_verdict *v,
 	f.imports = imports;
 	v->vmlinux_known = kmodns_ns_record_vmlinux_known(rec);
 	v->from_record = true;
-	return judge(k, v, &f);
+	return judge(k, v, &f, &subject);
 }
 
 static int check_from_record(struct kmodns_kernel *k, struct kmodns_load_verdict *v,
-			     const char *name)
+			     const char *name, const char *path)
 {
 	struct kmodns_ns_record *rec = NULL;
 	int r = kmodns_ns_record_lookup_in(k->ctx, k->dep_index, k->dirname, name, &rec);
 
 	if (r < 0)
 		return r;
-	r = judge_record(k, v, rec);
+	r = judge_record(k, v, rec, path);
 	kmodns_ns_record_unref(rec);
 	return r;
 }
@@ -483,11 +611,13 @@ static int check_from_file(struct kmodns_kernel *k, struct kmodns_load_verdict *
 {
 	struct kmodns_module *mod = NULL;
 	struct kmodns_requires *req = NULL;
+	struct policy_subject subject = { .name = v->module, .path = path, .moddir = k->dirname };
 	struct facts f;
 	int r = kmodns_module_new_from_path(k->ctx, path, 0, &mod);
 
 	if (r < 0)
 		return r;
+	subject.traits = module_traits(mod);
 	r = kmodns_module_get_requires(mod, kernel_lookup, k, &req);
 	if (r >= 0) {
 		f = (struct facts){
@@ -501,7 +631,7 @@ static int check_from_file(struct kmodns_kernel *k, struct kmodns_load_verdict *
 		if (v->kernel_version == 0)
 			v->kernel_version = f.built_for;
 		v->vmlinux_known = k->symvers != NULL;
-		r = judge(k, v, &f);
+		r = judge(k, v, &f, &subject);
 	}
 	kmodns_requires_unref(req);
 	kmodns_module_unref(mod);
@@ -515,6 +645,7 @@ static struct kmodns_load_verdict *verdict_new(const struct kmodns_kernel *k, co
 	if (v == NULL)
 		return NULL;
 	v->kernel_version = k->version;
+	v->decision = -1;
 	v->module = arena_strdup(&v->strings, name);
 	if (v->module == NULL)
 		return kmodns_load_verdict_unref(v);
@@ -532,7 +663,7 @@ KMODNS_EXPORT int kmodns_kernel_check_module(struct kmodns_kernel *k, const char
 	if (v == NULL)
 		return -ENOMEM;
 	if (!(flags & KMODNS_CHECK_READ_FILE) && record_is_current(k, path))
-		r = check_from_record(k, v, name);
+		r = check_from_record(k, v, name, path);
 	if (r == -ENOENT) {
 		DBG(k->ctx, "%s: no current namespace record, reading %s", name, path);
 		r = check_from_file(k, v, path);
@@ -555,7 +686,7 @@ KMODNS_EXPORT int kmodns_kernel_check_record(struct kmodns_kernel *k, const char
 	*out = NULL;
 	if (v == NULL)
 		return -ENOMEM;
-	r = judge_record(k, v, rec);
+	r = judge_record(k, v, rec, NULL);
 	if (r < 0) {
 		kmodns_load_verdict_unref(v);
 		return r;
@@ -569,6 +700,7 @@ KMODNS_EXPORT struct kmodns_load_verdict *kmodns_load_verdict_unref(struct kmodn
 	if (v == NULL)
 		return NULL;
 	free(v->problems);
+	free(v->matches);
 	arena_release(&v->strings);
 	free(v);
 	return NULL;
@@ -669,6 +801,18 @@ static void describe_refusal(FILE *f, const struct kmodns_load_verdict *v)
 		fprintf(f, " (and %zu more namespace%s)", v->n_refused - 1, v->n_refused > 2 ? "s" : "");
 }
 
+static const struct policy_match *decision(const struct kmodns_load_verdict *v)
+{
+	return v->decision >= 0 ? &v->matches[v->decision] : NULL;
+}
+
+static void describe_policy_rule(FILE *f, const struct policy_match *m)
+{
+	fprintf(f, "uses namespace %s, %s by policy %s:%u (%s)", m->ns,
+		m->action == KMODNS_POLICY_REFUSE ? "refused to it" : "warned about", m->file, m->line,
+		m->rule);
+}
+
 static void describe_allowed(FILE *f, const struct kmodns_load_verdict *v)
 {
 	size_t i;
@@ -684,18 +828,68 @@ static void describe_allowed(FILE *f, const struct kmodns_load_verdict *v)
 		fputs(" no namespaced symbol used", f);
 }
 
+KMODNS_EXPORT size_t kmodns_load_verdict_get_policy_match_count(const struct kmodns_load_verdict *v)
+{
+	return v->n_matches;
+}
+
+static const struct policy_match *match_at(const struct kmodns_load_verdict *v, size_t i)
+{
+	return i < v->n_matches ? &v->matches[i] : NULL;
+}
+
+KMODNS_EXPORT const char *kmodns_load_verdict_get_policy_match_namespace(const struct kmodns_load_verdict *v,
+									  size_t i)
+{
+	return match_at(v, i) ? match_at(v, i)->ns : NULL;
+}
+
+KMODNS_EXPORT enum kmodns_policy_action
+kmodns_load_verdict_get_policy_match_action(const struct kmodns_load_verdict *v, size_t i)
+{
+	return match_at(v, i) ? match_at(v, i)->action : KMODNS_POLICY_KERNEL;
+}
+
+KMODNS_EXPORT const char *kmodns_load_verdict_get_policy_match_file(const struct kmodns_load_verdict *v,
+								     size_t i)
+{
+	return match_at(v, i) ? match_at(v, i)->file : NULL;
+}
+
+KMODNS_EXPORT unsigned kmodns_load_verdict_get_policy_match_line(const struct kmodns_load_verdict *v, size_t i)
+{
+	return match_at(v, i) ? match_at(v, i)->line : 0;
+}
+
+KMODNS_EXPORT const char *kmodns_load_verdict_get_policy_match_rule(const struct kmodns_load_verdict *v,
+								     size_t i)
+{
+	return match_at(v, i) ? match_at(v, i)->rule : NULL;
+}
+
+KMODNS_EXPORT long kmodns_load_verdict_get_policy_decision(const struct kmodns_load_verdict *v)
+{
+	return v->decision;
+}
+
 KMODNS_EXPORT char *kmodns_load_verdict_describe(const struct kmodns_load_verdict *v)
 {
+	const struct policy_match *m = decision(v);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	if (f == NULL)
 		return NULL;
-	if (v->n_refused > 0)
+	if (m != NULL && !m->missing_import) {
+		describe_policy_rule(f, m);
+	} else if (v->n_refused > 0) {
 		describe_refusal(f, v);
-	else
+		if (m != NULL)
+			fprintf(f, " (policy %s:%u: %s)", m->file, m->line, m->rule);
+	} else {
 		describe_allowed(f, v);
+	}
 	if (!v->vmlinux_known)
 		fputs("; namespaces of vmlinux's exports unknown, left to the kernel", f);
 	if (fclose(f) != 0) {

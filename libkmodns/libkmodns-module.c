@@ -132,6 +132,16 @@ int kmodns_module_finish(struct kmodns_module *mod)
 	return 0;
 }
 
+/* Signing appends the signature and this marker to the ELF image (inside any compression). */
+#define SIGNATURE_MARKER "~Module signature appended~\n"
+
+static bool image_has_signature(const struct kmodns_image *image)
+{
+	size_t len = strlen(SIGNATURE_MARKER);
+
+	return image->size >= len && memcmp(image->data + image->size - len, SIGNATURE_MARKER, len) == 0;
+}
+
 static int module_new(struct kmodns_ctx *ctx, const char *path, const void *data, size_t size,
 		      unsigned flags, struct kmodns_module **out)
 {
@@ -146,6 +156,7 @@ static int module_new(struct kmodns_ctx *ctx, const char *path, const void *data
 	if (r < 0)
 		goto fail;
 	mod->compression = image.compression;
+	mod->signature_appended = image_has_signature(&image);
 	r = kmodns_elf_read(mod, &image, flags);
 	free(image.data);
 	if (r < 0)
@@ -221,6 +232,21 @@ KMODNS_EXPORT bool kmodns_module_is_big_endian(const struct kmodns_module *mod) 
 KMODNS_EXPORT enum kmodns_compression kmodns_module_get_compression(const struct kmodns_module *mod)
 {
 	return mod->compression;
+}
+
+KMODNS_EXPORT bool kmodns_module_has_signature(const struct kmodns_module *mod)
+{
+	return mod->signature_appended;
+}
+
+KMODNS_EXPORT bool kmodns_module_is_intree(const struct kmodns_module *mod)
+{
+	size_t i;
+
+	for (i = 0; i < mod->n_modinfo; i++)
+		if (streq(mod->modinfo[i].key, "intree"))
+			return streq(mod->modinfo[i].value, "Y");
+	return false;
 }
 
 KMODNS_EXPORT unsigned kmodns_module_get_kernel_version(const struct kmodns_module *mod)

@@ -54,6 +54,7 @@ struct kmodns_module {
 	enum kmodns_compression compression;
 	int elf_class;
 	bool big_endian;
+	bool signature_appended; /* the image ends in the kernel's module-signature marker */
 	struct kmodns_export *exports;
 	size_t n_exports, exports_capacity;
 	struct strset export_namespaces; /* of the exports, "" for those without, first-seen order */
@@ -117,3 +118,29 @@ int kmodns_ns_record_lookup_in(struct kmodns_ctx *ctx, struct kmodns_index *idx,
 
 /* Is ns a 6.16+ "module:" list of the modules allowed to use its symbols, on this kernel? */
 bool kmodns_namespace_is_module_list(const char *ns, unsigned kernel_version);
+
+/* ---- the policy, as the load check asks it ---- */
+
+/* The module a policy is asked about; its traits are read only when a rule needs them. */
+struct policy_subject {
+	const char *name, *path, *moddir;
+	int traits; /* KMODNS_TRAIT_* bits, -1 until known */
+	int (*get_traits)(void *data);
+	void *data;
+};
+
+/* A policy line that decided, as a verdict quotes it. */
+struct policy_match {
+	enum kmodns_policy_action action;
+	const char *ns, *file;
+	unsigned line;
+	const char *rule;
+	bool missing_import; /* the missing-import line, not a namespace rule */
+};
+
+/* 1 and *m for the first rule matching s's use of ns, 0 for none, or a negative errno. */
+int kmodns_policy_match(const struct kmodns_policy *policy, struct policy_subject *s, const char *ns,
+			struct policy_match *m);
+/* true and *m when the policy says what a missing import of ns does (not "kernel"). */
+bool kmodns_policy_missing_import(const struct kmodns_policy *policy, const char *ns,
+				  struct policy_match *m);

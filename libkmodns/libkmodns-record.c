@@ -8,11 +8,12 @@
  *
  * Text (7-bit ASCII, fields separated by ' '):
  *   kmodns-ns/1 vmlinux=known|unknown unresolved=N import=NS[,VERDICT]... export=NS...
- *   require=NS,EXPORTER,SYMBOL,VERDICT... unused=NS...
+ *   require=NS,EXPORTER,SYMBOL,VERDICT... unused=NS... traits=intree,signed|-
  * where every name is percent-encoded outside [A-Za-z0-9_.:*+/-] (so ',',
  * ' ', '%' and bytes >= 0x80 never appear raw). An import carries a verdict
  * only when its kernel refuses it, so the import of any loadable module reads
- * the same as in records written before imports had verdicts.
+ * the same as in records written before imports had verdicts. traits= (what a policy
+ * may ask of a module) is absent from records of earlier depmods: then they are unknown.
  */
 #include <errno.h>
 
@@ -89,6 +90,13 @@ KMODNS_EXPORT int kmodns_ns_record_format(const struct kmodns_module *mod,
 		fputs(" unused=", f);
 		put_encoded(f, kmodns_requires_get_unused_import(req, i));
 	}
+	fputs(" traits=", f);
+	if (kmodns_module_is_intree(mod) || kmodns_module_has_signature(mod))
+		fprintf(f, "%s%s%s", kmodns_module_is_intree(mod) ? "intree" : "",
+			kmodns_module_is_intree(mod) && kmodns_module_has_signature(mod) ? "," : "",
+			kmodns_module_has_signature(mod) ? "signed" : "");
+	else
+		fputc('-', f);
 	if (fclose(f) != 0) {
 		free(buf);
 		return -ENOMEM;
@@ -107,6 +115,7 @@ struct requirement_record {
 struct kmodns_ns_record {
 	struct arena strings;
 	bool vmlinux_known;
+	int traits; /* KMODNS_TRAIT_* bits, -1 when the record has none */
 	size_t unresolved;
 	const char **imports, **exports, **unused;
 	size_t n_imports, n_exports, n_unused, cap_imports, cap_exports, cap_unused;
@@ -237,11 +246,37 @@ static int parse_require(struct kmodns_ns_record *rec, const char *s, size_t len
 	return 0;
 }
 
+/* "-" or a comma list of intree, signed; unknown traits (a newer depmod's) are skipped. */
+static int parse_traits(struct kmodns_ns_record *rec, const char *s, size_t len)
+{
+	const char *end = s + len;
+
+	rec->traits = 0;
+	if (len == 1 && s[0] == '-')
+		return 0;
+	while (s < end) {
+		const char *comma = memchr(s, ',', (size_t)(end - s)), *stop = comma ? comma : end;
+		size_t n = (size_t)(stop - s);
+
+		if (n == 0)
+			return -EBADMSG;
+		if (n == strlen("intree") && memcmp(s, "intree", n) == 0)
+			rec->traits |= KMODNS_TRAIT_INTREE;
+		else if (n == strlen("signed") && memcmp(s, "signed", n) == 0)
+			rec->traits |= KMODNS_TRAIT_SIGNED;
+		s = stop + (comma != NULL);
+		if (comma != NULL && s == end)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
 static int record_parse(struct kmodns_ns_record *rec, const char *text)
 {
 	const char *p = text;
 	int r = 0;
 
+	rec->traits = -1;
 	if (!startswith(text, RECORD_MAGIC " "))
 		return -EBADMSG;
 	p += strlen(RECORD_MAGIC);
@@ -266,6 +301,8 @@ static int record_parse(struct kmodns_ns_record *rec, const char *text)
 			r = push_name(rec, &rec->unused, &rec->n_unused, &rec->cap_unused, eq + 1, vlen);
 		else if (FIELD_IS("require"))
 			r = parse_require(rec, eq + 1, vlen);
+		else if (FIELD_IS("traits"))
+			r = parse_traits(rec, eq + 1, vlen);
 		/* unknown fields: a newer depmod's; skipped */
 #undef FIELD_IS
 	}
@@ -377,6 +414,11 @@ KMODNS_EXPORT enum kmodns_verdict kmodns_ns_record_get_import_verdict(const stru
 								      size_t i)
 {
 	return i < rec->n_imports ? rec->import_verdicts[i] : KMODNS_ALLOWED_IMPORTED;
+}
+
+KMODNS_EXPORT int kmodns_ns_record_get_traits(const struct kmodns_ns_record *rec)
+{
+	return rec->traits;
 }
 
 KMODNS_EXPORT size_t kmodns_ns_record_get_unresolved_count(const struct kmodns_ns_record *rec)

@@ -111,6 +111,10 @@ bool kmodns_module_is_big_endian(const struct kmodns_module *mod);
 const char *kmodns_module_get_vermagic(const struct kmodns_module *mod);
 /* KMODNS_KERNEL_VERSION() of the vermagic, 0 when unknown. */
 unsigned kmodns_module_get_kernel_version(const struct kmodns_module *mod);
+/* Whether the (decompressed) file ends in the marker of an appended signature; it is not verified. */
+bool kmodns_module_has_signature(const struct kmodns_module *mod);
+/* .modinfo "intree=Y": built with the kernel's own tree, not out of tree. */
+bool kmodns_module_is_intree(const struct kmodns_module *mod);
 
 size_t kmodns_module_get_export_count(const struct kmodns_module *mod);
 const struct kmodns_export *kmodns_module_get_export(const struct kmodns_module *mod, size_t i);
@@ -257,7 +261,53 @@ enum kmodns_verdict kmodns_ns_record_get_require_verdict(const struct kmodns_ns_
 							 size_t i);
 /* As kmodns_requires_get_unresolved_count() when depmod made the record. */
 size_t kmodns_ns_record_get_unresolved_count(const struct kmodns_ns_record *record);
+enum kmodns_trait {
+	KMODNS_TRAIT_INTREE = 1 << 0, /* .modinfo intree=Y */
+	KMODNS_TRAIT_SIGNED = 1 << 1, /* a signature is appended (not verified) */
+};
+/* KMODNS_TRAIT_* bits, or -1 for a record of a depmod that did not store them. */
+int kmodns_ns_record_get_traits(const struct kmodns_ns_record *record);
 
+
+/* ---- the admin's policy (kmodns.d(5)) ------------------------------------------------ */
+
+/*
+ * Who may use which namespace, beyond what the kernel asks: per namespace glob, rules on
+ * the module's name, tree (in-tree or not), signature and directory; and what a missing
+ * import does. Malformed lines are reported through the log and skipped: the rest applies.
+ */
+struct kmodns_policy;
+enum kmodns_policy_action {
+	KMODNS_POLICY_ALLOW = 0,
+	KMODNS_POLICY_WARN,
+	KMODNS_POLICY_REFUSE,
+	KMODNS_POLICY_KERNEL, /* missing-import only: what the target kernel does */
+};
+/* The *.conf files of ROOT/etc/kmodns.d, ROOT/run/kmodns.d, ROOT/usr/lib/kmodns.d (root NULL:
+ * the system's); a file not owned by root or writable by group or others is an error, ignored. */
+int kmodns_policy_new_installed(struct kmodns_ctx *ctx, const char *root, struct kmodns_policy **policy);
+/* Only the files named, whoever owns them. */
+int kmodns_policy_new_from_files(struct kmodns_ctx *ctx, const char *const *paths, size_t n_paths,
+				 struct kmodns_policy **policy);
+struct kmodns_policy *kmodns_policy_ref(struct kmodns_policy *policy);
+struct kmodns_policy *kmodns_policy_unref(struct kmodns_policy *policy);
+/* Lines and files rejected while reading (each reported through the log). */
+size_t kmodns_policy_get_error_count(const struct kmodns_policy *policy);
+/* The files read, in the order their rules apply. */
+size_t kmodns_policy_get_file_count(const struct kmodns_policy *policy);
+const char *kmodns_policy_get_file(const struct kmodns_policy *policy, size_t i);
+enum kmodns_policy_action kmodns_policy_get_missing_import(const struct kmodns_policy *policy);
+size_t kmodns_policy_get_rule_count(const struct kmodns_policy *policy);
+/* Rule i: its namespace glob, its line as written (words joined by one space), where it is. */
+const char *kmodns_policy_rule_get_namespace(const struct kmodns_policy *policy, size_t i);
+const char *kmodns_policy_rule_get_text(const struct kmodns_policy *policy, size_t i);
+const char *kmodns_policy_rule_get_file(const struct kmodns_policy *policy, size_t i);
+unsigned kmodns_policy_rule_get_line(const struct kmodns_policy *policy, size_t i);
+/* The module globs of rule i's module= and module!= conditions ('-' read as '_'). */
+size_t kmodns_policy_rule_get_module_count(const struct kmodns_policy *policy, size_t i);
+const char *kmodns_policy_rule_get_module(const struct kmodns_policy *policy, size_t i, size_t j);
+/* "allow", "warn", "refuse", "kernel". */
+const char *kmodns_policy_action_to_string(enum kmodns_policy_action action);
 
 /* ---- the load check: what a target kernel will say to a module ----------------- */
 
@@ -279,6 +329,9 @@ unsigned kmodns_kernel_get_version(const struct kmodns_kernel *kernel);
  * -ENOENT when no config was found (ROOT/boot/config-RELEASE for a DIR of ROOT/lib/modules/RELEASE,
  * DIR/config, /proc/config.gz of the running kernel). Read once, on the first call. */
 int kmodns_kernel_allows_missing_imports(struct kmodns_kernel *kernel);
+
+/* The policy the kernel's checks also apply from now on (NULL: none; the kernel takes a reference). */
+void kmodns_kernel_set_policy(struct kmodns_kernel *kernel, struct kmodns_policy *policy);
 
 enum kmodns_check_flags {
 	/* Judge from the module file even when depmod's record is current (insmod). */
@@ -319,6 +372,20 @@ size_t kmodns_load_verdict_get_problem_count(const struct kmodns_load_verdict *v
 bool kmodns_load_verdict_vmlinux_known(const struct kmodns_load_verdict *verdict);
 /* true: judged from depmod's record; false: from the module file. */
 bool kmodns_load_verdict_from_record(const struct kmodns_load_verdict *verdict);
+/*
+ * The policy lines that matched, one per namespace the module uses that a line spoke to
+ * (a missing-import line included): namespace, action, file, line number, the line's text.
+ */
+size_t kmodns_load_verdict_get_policy_match_count(const struct kmodns_load_verdict *verdict);
+const char *kmodns_load_verdict_get_policy_match_namespace(const struct kmodns_load_verdict *verdict, size_t i);
+enum kmodns_policy_action kmodns_load_verdict_get_policy_match_action(const struct kmodns_load_verdict *verdict,
+								      size_t i);
+const char *kmodns_load_verdict_get_policy_match_file(const struct kmodns_load_verdict *verdict, size_t i);
+unsigned kmodns_load_verdict_get_policy_match_line(const struct kmodns_load_verdict *verdict, size_t i);
+const char *kmodns_load_verdict_get_policy_match_rule(const struct kmodns_load_verdict *verdict, size_t i);
+/* The index of the match that decided the status (warned or refused by the policy), or -1
+ * when the kernel's rule decided alone. */
+long kmodns_load_verdict_get_policy_decision(const struct kmodns_load_verdict *verdict);
 /*
  * One line without the module's name in front, for "could not insert 'M': it ...": what the
  * module does and what to change ("uses S from namespace N (exported by E) but does not

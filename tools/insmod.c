@@ -11,7 +11,7 @@
 #include "tool-util.h"
 #include "tools.h"
 
-enum { OPT_NO_NS_CHECK = 1 };
+enum { OPT_NO_NS_CHECK = 1, OPT_POLICY, OPT_POLICY_ROOT };
 
 static const char options_short[] = "psfvVh";
 static const struct option long_options[] = {
@@ -19,6 +19,8 @@ static const struct option long_options[] = {
 	{ "syslog", no_argument, NULL, 's' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "no-ns-check", no_argument, NULL, OPT_NO_NS_CHECK },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "policy-root", required_argument, NULL, OPT_POLICY_ROOT },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -32,6 +34,9 @@ static void help(void)
 	       "\t-f, --force       DANGEROUS: forces a module load, may cause\n"
 	       "\t                  data corruption and crash your machine\n"
 	       "\t    --no-ns-check Do not check symbol namespaces before loading\n"
+	       "\t    --policy=FILE Apply this namespace policy (kmodns.d(5)) instead of\n"
+	       "\t                  the installed one (may be repeated)\n"
+	       "\t    --policy-root=DIR  Read the installed policy under DIR\n"
 	       "\t-s, --syslog      print to syslog, not stderr\n"
 	       "\t-v, --verbose     enables more messages\n"
 	       "\t-V, --version     show version\n"
@@ -60,6 +65,7 @@ int insmod_main(int argc, char *argv[])
 	struct kmodns_kernel *kernel = NULL;
 	struct kmod_module *mod = NULL;
 	struct load_set set = { 0 };
+	struct loader_policy_source policy_source = { 0 };
 	const char *filename;
 	bool use_syslog = false, ns_check = true;
 	unsigned flags = 0;
@@ -72,6 +78,11 @@ int insmod_main(int argc, char *argv[])
 		case 's': use_syslog = true; break;
 		case 'v': verbose++; break;
 		case OPT_NO_NS_CHECK: ns_check = false; break;
+		case OPT_POLICY:
+			if (loader_policy_source_add_file(&policy_source, optarg) < 0)
+				return EXIT_FAILURE;
+			break;
+		case OPT_POLICY_ROOT: policy_source.root = optarg; break;
 		case 'h':
 			help();
 			return EXIT_SUCCESS;
@@ -119,7 +130,7 @@ int insmod_main(int argc, char *argv[])
 	}
 	if (ns_check) {
 		/* the file itself is judged, against the running kernel and its module tree */
-		r = loader_kernel_new(ns_ctx, NULL, kmod_get_dirname(ctx), &kernel);
+		r = loader_kernel_new(ns_ctx, NULL, kmod_get_dirname(ctx), &policy_source, &kernel);
 		if (r >= 0)
 			r = load_set_add(&set, mod);
 		if (r >= 0)
@@ -132,6 +143,7 @@ int insmod_main(int argc, char *argv[])
 		LOG_ERROR("could not insert module %s: %s\n", filename, insert_strerror(-r));
 out:
 	load_set_release(&set);
+	loader_policy_source_release(&policy_source);
 	kmod_module_unref(mod);
 	kmodns_kernel_unref(kernel);
 	kmodns_unref(ns_ctx);

@@ -215,17 +215,51 @@ void load_set_release(struct load_set *set)
 	*set = (struct load_set){ 0 };
 }
 
-int loader_kernel_new(struct kmodns_ctx *ns_ctx, const char *release, const char *dirname,
-		      struct kmodns_kernel **kernel)
+int loader_policy_source_add_file(struct loader_policy_source *source, const char *path)
 {
+	if (array_reserve((void **)&source->files, &source->capacity, sizeof(char *), source->n_files + 1) < 0)
+		return -ENOMEM;
+	source->files[source->n_files++] = path;
+	return 0;
+}
+
+void loader_policy_source_release(struct loader_policy_source *source)
+{
+	free(source->files);
+	*source = (struct loader_policy_source){ 0 };
+}
+
+int loader_policy_new(struct kmodns_ctx *ns_ctx, const struct loader_policy_source *source,
+		      struct kmodns_policy **policy)
+{
+	if (source->n_files > 0)
+		return kmodns_policy_new_from_files(ns_ctx, source->files, source->n_files, policy);
+	return kmodns_policy_new_installed(ns_ctx, source->root, policy);
+}
+
+int loader_kernel_new(struct kmodns_ctx *ns_ctx, const char *release, const char *dirname,
+		      const struct loader_policy_source *source, struct kmodns_kernel **kernel)
+{
+	struct kmodns_policy *policy = NULL;
 	struct utsname u;
+	int r;
 
 	if (release == NULL) {
 		if (uname(&u) < 0)
 			return -errno;
 		release = u.release;
 	}
-	return kmodns_kernel_new(ns_ctx, release, dirname, kernel);
+	r = kmodns_kernel_new(ns_ctx, release, dirname, kernel);
+	if (r < 0 || source == NULL)
+		return r;
+	r = loader_policy_new(ns_ctx, source, &policy);
+	if (r < 0) {
+		*kernel = kmodns_kernel_unref(*kernel);
+		return r;
+	}
+	kmodns_kernel_set_policy(*kernel, policy);
+	kmodns_policy_unref(policy);
+	return 0;
 }
 
 /* One module: its verdict printed as asked, a refusal as an error line; -EPERM when refused. */
@@ -263,6 +297,8 @@ static int check_one(struct kmodns_kernel *kernel, struct kmod_module *mod, unsi
 	}
 	if (status == KMODNS_LOAD_REFUSED)
 		LOG_ERROR("could not insert '%s': it %s\n", name, why);
+	else if (status == KMODNS_LOAD_WARNED && kmodns_load_verdict_get_policy_decision(v) >= 0)
+		LOG_WARN("'%s' %s\n", name, why);
 	else if (status == KMODNS_LOAD_WARNED)
 		LOG_WARN("'%s' %s; the kernel loads it anyway (CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS=y)\n",
 			 name, why);

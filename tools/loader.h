@@ -55,6 +55,23 @@ enum load_check_flags {
  */
 int load_set_check(struct kmodns_kernel *kernel, const struct load_set *set, unsigned flags);
 
-/* The target kernel of a module directory: release (NULL: the running kernel's) and dirname. */
+/* Where the admin's policy comes from: --policy FILE..., else the directories under --policy-root. */
+struct loader_policy_source {
+	const char **files;
+	size_t n_files, capacity;
+	const char *root; /* NULL: the system's */
+};
+#define LOADER_POLICY_OPTIONS_HELP                                                          \
+	"\t    --policy=FILE           Apply this namespace policy (kmodns.d(5)) instead\n" \
+	"\t                            of the installed one (may be repeated)\n"           \
+	"\t    --policy-root=DIR       Read the installed policy under DIR\n"
+int loader_policy_source_add_file(struct loader_policy_source *source, const char *path);
+void loader_policy_source_release(struct loader_policy_source *source);
+/* The policy the source names; errors in it are logged, the rest applies. */
+int loader_policy_new(struct kmodns_ctx *ns_ctx, const struct loader_policy_source *source,
+		      struct kmodns_policy **policy);
+
+/* The target kernel of a module directory: release (NULL: the running kernel's) and dirname,
+ * judging with the policy of source (NULL: none). */
 int loader_kernel_new(struct kmodns_ctx *ns_ctx, const char *release, const char *dirname,
-		      struct kmodns_kernel **kernel);
+		      const struct loader_policy_source *source, struct kmodns_kernel **kernel);

@@ -48,6 +48,8 @@ enum {
 	OPT_REMOVE_HOLDERS,
 	OPT_SHOW_EXPORTS,
 	OPT_NO_NS_CHECK,
+	OPT_POLICY,
+	OPT_POLICY_ROOT,
 };
 
 static const char options_short[] = "arw:RibfDcnC:d:S:sqvVh";
@@ -72,6 +74,8 @@ static const struct option long_options[] = {
 	{ "dump-modversions", no_argument, NULL, OPT_DUMP_MODVERSIONS },
 	{ "show-exports", no_argument, NULL, OPT_SHOW_EXPORTS },
 	{ "no-ns-check", no_argument, NULL, OPT_NO_NS_CHECK },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "policy-root", required_argument, NULL, OPT_POLICY_ROOT },
 	{ "dry-run", no_argument, NULL, 'n' },
 	{ "show", no_argument, NULL, 'n' },
 	{ "config", required_argument, NULL, 'C' },
@@ -115,6 +119,7 @@ static void help(void)
 	       "\t    --force-vermagic        Ignore module's version magic\n"
 	       "\t    --no-ns-check           Do not check symbol namespaces before\n"
 	       "\t                            loading: leave them to the kernel\n"
+	       LOADER_POLICY_OPTIONS_HELP
 	       "\n"
 	       "Query Options:\n"
 	       "\t-R, --resolve-alias         Only lookup and print alias and exit\n"
@@ -836,6 +841,7 @@ int modprobe_main(int argc, char *argv[])
 	struct kmod_ctx *ctx = NULL;
 	struct kmodns_ctx *ns_ctx = NULL;
 	struct kmodns_kernel *kernel = NULL;
+	struct loader_policy_source policy_source = { 0 };
 	struct stat st;
 	char **orig_argv = argv;
 	int nargs, c, err = 0;
@@ -870,6 +876,13 @@ int modprobe_main(int argc, char *argv[])
 		case OPT_FORCE_MODVERSION: opt.force_modversion = true; break;
 		case OPT_FORCE_VERMAGIC: opt.force_vermagic = true; break;
 		case OPT_NO_NS_CHECK: opt.ns_check = false; break;
+		case OPT_POLICY:
+			if (loader_policy_source_add_file(&policy_source, optarg) < 0) {
+				err = -ENOMEM;
+				goto done;
+			}
+			break;
+		case OPT_POLICY_ROOT: policy_source.root = optarg; break;
 		case 'D':
 			opt.ignore_loaded = opt.dry_run = opt.show_depends = true;
 			break;
@@ -979,7 +992,8 @@ int modprobe_main(int argc, char *argv[])
 				err = r;
 		}
 	} else {
-		err = loader_kernel_new(ns_ctx, kversion, kmod_get_dirname(ctx), &kernel);
+		err = loader_kernel_new(ns_ctx, kversion, kmod_get_dirname(ctx),
+					opt.ns_check ? &policy_source : NULL, &kernel);
 		if (err < 0) {
 			LOG_ERROR("could not read the target kernel: %s\n", strerror(-err));
 			goto done;
@@ -1003,6 +1017,7 @@ int modprobe_main(int argc, char *argv[])
 
 done:
 	kmodns_kernel_unref(kernel);
+	loader_policy_source_release(&policy_source);
 	kmodns_unref(ns_ctx);
 	kmod_unref(ctx);
 	loader_log_close();
