@@ -56,6 +56,9 @@ struct kmodns_load_verdict {
 	struct policy_match *matches; /* strings in the arena */
 	size_t n_matches, matches_capacity;
 	long decision; /* of matches, the one that set the status; -1: the kernel's rule alone */
+	const char **imports; /* in the arena */
+	size_t n_imports;
+	int traits; /* KMODNS_TRAIT_* bits, -1 when no rule needed them and the record had none */
 };
 
 KMODNS_EXPORT int kmodns_kernel_new(struct kmodns_ctx *ctx, const char *release, const char *dirname,
@@ -480,6 +483,15 @@ static int judge(struct kmodns_kernel *k, struct kmodns_load_verdict *v, const s
 	size_t i, refused_module_imports = 0;
 	int r;
 
+	v->imports = calloc(f->n_imports + 1, sizeof(char *));
+	if (v->imports == NULL)
+		return -ENOMEM;
+	for (i = 0; i < f->n_imports; i++) {
+		v->imports[i] = arena_strdup(&v->strings, f->imports[i]);
+		if (v->imports[i] == NULL)
+			return -ENOMEM;
+		v->n_imports++;
+	}
 	for (i = 0; i < f->n_imports; i++) {
 		if (import_verdict(k, f, i) != KMODNS_REFUSED_MODULE_IMPORT)
 			continue;
@@ -513,7 +525,9 @@ static int judge(struct kmodns_kernel *k, struct kmodns_load_verdict *v, const s
 	else if (v->n_refused > 0)
 		v->status = kmodns_kernel_allows_missing_imports(k) == 1 ? KMODNS_LOAD_WARNED :
 									    KMODNS_LOAD_REFUSED;
-	return k->policy ? police(k, v, f, s, refused_module_imports > 0) : 0;
+	r = k->policy ? police(k, v, f, s, refused_module_imports > 0) : 0;
+	v->traits = s->traits;
+	return r;
 }
 
 /* The record is current when the module file is no newer than modules.dep.bin. */
@@ -701,6 +715,7 @@ KMODNS_EXPORT struct kmodns_load_verdict *kmodns_load_verdict_unref(struct kmodn
 		return NULL;
 	free(v->problems);
 	free(v->matches);
+	free(v->imports);
 	arena_release(&v->strings);
 	free(v);
 	return NULL;
@@ -826,6 +841,55 @@ static void describe_allowed(FILE *f, const struct kmodns_load_verdict *v)
 	}
 	if (v->n_problems == 0)
 		fputs(" no namespaced symbol used", f);
+}
+
+KMODNS_EXPORT size_t kmodns_load_verdict_get_import_count(const struct kmodns_load_verdict *v)
+{
+	return v->n_imports;
+}
+
+KMODNS_EXPORT const char *kmodns_load_verdict_get_import(const struct kmodns_load_verdict *v, size_t i)
+{
+	return i < v->n_imports ? v->imports[i] : NULL;
+}
+
+KMODNS_EXPORT size_t kmodns_load_verdict_get_requirement_count(const struct kmodns_load_verdict *v)
+{
+	return v->n_problems;
+}
+
+static const struct problem *problem_at(const struct kmodns_load_verdict *v, size_t i)
+{
+	return i < v->n_problems ? &v->problems[i] : NULL;
+}
+
+KMODNS_EXPORT const char *kmodns_load_verdict_get_requirement_namespace(const struct kmodns_load_verdict *v,
+									 size_t i)
+{
+	return problem_at(v, i) ? problem_at(v, i)->ns : NULL;
+}
+
+KMODNS_EXPORT const char *kmodns_load_verdict_get_requirement_symbol(const struct kmodns_load_verdict *v,
+								      size_t i)
+{
+	return problem_at(v, i) ? problem_at(v, i)->symbol : NULL;
+}
+
+KMODNS_EXPORT const char *kmodns_load_verdict_get_requirement_exporter(const struct kmodns_load_verdict *v,
+									size_t i)
+{
+	return problem_at(v, i) ? problem_at(v, i)->exporter : NULL;
+}
+
+KMODNS_EXPORT enum kmodns_verdict
+kmodns_load_verdict_get_requirement_verdict(const struct kmodns_load_verdict *v, size_t i)
+{
+	return problem_at(v, i) ? problem_at(v, i)->verdict : KMODNS_ALLOWED_NO_NAMESPACE;
+}
+
+KMODNS_EXPORT int kmodns_load_verdict_get_traits(const struct kmodns_load_verdict *v)
+{
+	return v->traits;
 }
 
 KMODNS_EXPORT size_t kmodns_load_verdict_get_policy_match_count(const struct kmodns_load_verdict *v)

@@ -372,6 +372,21 @@ size_t kmodns_load_verdict_get_problem_count(const struct kmodns_load_verdict *v
 bool kmodns_load_verdict_vmlinux_known(const struct kmodns_load_verdict *verdict);
 /* true: judged from depmod's record; false: from the module file. */
 bool kmodns_load_verdict_from_record(const struct kmodns_load_verdict *verdict);
+/* The namespaces the module imports. */
+size_t kmodns_load_verdict_get_import_count(const struct kmodns_load_verdict *verdict);
+const char *kmodns_load_verdict_get_import(const struct kmodns_load_verdict *verdict, size_t i);
+/*
+ * What the module needs, refused ones first: a namespace, the symbol that needs it and its
+ * exporter, and the kernel rule's verdict; an import the kernel refuses has no symbol (NULL).
+ */
+size_t kmodns_load_verdict_get_requirement_count(const struct kmodns_load_verdict *verdict);
+const char *kmodns_load_verdict_get_requirement_namespace(const struct kmodns_load_verdict *verdict, size_t i);
+const char *kmodns_load_verdict_get_requirement_symbol(const struct kmodns_load_verdict *verdict, size_t i);
+const char *kmodns_load_verdict_get_requirement_exporter(const struct kmodns_load_verdict *verdict, size_t i);
+enum kmodns_verdict kmodns_load_verdict_get_requirement_verdict(const struct kmodns_load_verdict *verdict,
+								size_t i);
+/* KMODNS_TRAIT_* bits of the module, or -1 when they were not read (old record, no rule asked). */
+int kmodns_load_verdict_get_traits(const struct kmodns_load_verdict *verdict);
 /*
  * The policy lines that matched, one per namespace the module uses that a line spoke to
  * (a missing-import line included): namespace, action, file, line number, the line's text.

@@ -31,6 +31,10 @@ int main(int argc, char *argv[])
 			program_invocation_short_name = (char *)commands[i].name;
 			return commands[i].main(argc - 1, argv + 1);
 		}
+	/* "kmodns policy|explain|check ...": the namespace questions of its own */
+	if (argc > 1 && (strcmp(argv[1], "policy") == 0 || strcmp(argv[1], "explain") == 0 ||
+			 strcmp(argv[1], "check") == 0 || argv[1][0] == '-'))
+		return kmodns_command_main(argc, argv);
 	fprintf(stderr, "Usage: %s COMMAND [ARGS]   (or run it as one of:", name);
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(stderr, " %s", commands[i].name);

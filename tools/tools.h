@@ -6,3 +6,5 @@ int modprobe_main(int argc, char *argv[]);
 int insmod_main(int argc, char *argv[]);
 int rmmod_main(int argc, char *argv[]);
 int lsmod_main(int argc, char *argv[]);
+/* kmodns policy|explain|check: the namespace questions, without loading. */
+int kmodns_command_main(int argc, char *argv[]);
