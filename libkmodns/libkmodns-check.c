@@ -954,7 +954,8 @@ KMODNS_EXPORT char *kmodns_load_verdict_describe(const struct kmodns_load_verdic
 	} else {
 		describe_allowed(f, v);
 	}
-	if (!v->vmlinux_known)
+	/* a policy rule decided on what the module says it uses: vmlinux's namespaces do not matter */
+	if (!v->vmlinux_known && (m == NULL || m->missing_import))
 		fputs("; namespaces of vmlinux's exports unknown, left to the kernel", f);
 	if (fclose(f) != 0) {
 		free(buf);

@@ -84,6 +84,22 @@ int main(void)
 				      kmodns_ns_record_get_require_count(rec) == 0);
 	kmodns_ns_record_unref(rec);
 
+	/* What a policy may ask of the module: absent from older records, then unknown (-1). */
+	r = parse("kmodns-ns/1 vmlinux=known traits=intree,signed", &rec);
+	check("traits-both", r == 0 && kmodns_ns_record_get_traits(rec) == (KMODNS_TRAIT_INTREE | KMODNS_TRAIT_SIGNED));
+	kmodns_ns_record_unref(rec);
+	r = parse("kmodns-ns/1 vmlinux=known traits=signed,future", &rec);
+	check("traits-unknown-one-skipped", r == 0 && kmodns_ns_record_get_traits(rec) == KMODNS_TRAIT_SIGNED);
+	kmodns_ns_record_unref(rec);
+	r = parse("kmodns-ns/1 vmlinux=known traits=-", &rec);
+	check("traits-none", r == 0 && kmodns_ns_record_get_traits(rec) == 0);
+	kmodns_ns_record_unref(rec);
+	r = parse("kmodns-ns/1 vmlinux=known", &rec);
+	check("traits-absent-unknown", r == 0 && kmodns_ns_record_get_traits(rec) == -1);
+	kmodns_ns_record_unref(rec);
+	expect_bad("traits-trailing-comma", "kmodns-ns/1 vmlinux=known traits=intree,");
+	expect_bad("traits-empty-item", "kmodns-ns/1 vmlinux=known traits=,signed");
+
 	expect_bad("not-a-record", "pwm: kernel/drivers/pwm.ko");
 	expect_bad("other-version", "kmodns-ns/2 vmlinux=known");
 	expect_bad("import-symbol-verdict", "kmodns-ns/1 vmlinux=known import=X,missing");
