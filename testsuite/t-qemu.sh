@@ -51,12 +51,16 @@ insmod-good|both|insmod|cmac|allowed/loads|allowed/loads
 insmod-noimport|both|insmod|cmac|refused/EINVAL|refused/EINVAL
 insmod-module-import|both|insmod|cmac|allowed/loads|refused/EPERM
 src-import|6.1|modprobe|kmodns_demo_user|allowed/loads|-
-src-noimport|6.1|modprobe|kmodns_demo_noimport|refused/EINVAL|-'
+src-noimport|6.1|modprobe|kmodns_demo_noimport|refused/EINVAL|-
+policy-refuses|both|modprobe|ums_alauda|refused/loads|refused/loads'
 # src-*: a provider and two consumers built here from testsuite/qemu-src against the booted
 # kernel's headers (linux-headers-KVER; 7.2's need a newer compiler than Debian 12's), one
 # consumer with MODULE_IMPORT_NS, one without.
 # stale-record: depmod ran on the real module, then the copy without the import replaced it
 # (newer than modules.dep.bin): depmod's record is out of date, the file must be read.
+# policy-refuses: the admin's policy (the case's etc/kmodns.d, --policy-root) lets only
+# usb-storage itself use USB_STORAGE: we refuse what the kernel loads, by design, and load
+# nothing of the set.
 # allow-missing-y: the module directory's config says =y while Debian's kernel has it off: we
 # warn and hand the module over, the kernel refuses. Expected, and the one case where the two
 # verdicts differ by design (the config file lies).
@@ -159,6 +163,9 @@ setup() {
 	module-ns-listed) real $c autofs4 ;;
 	module-ns-unlisted) mutated $c autofs4 rename autofs4 autofx4 ;;
 	insmod-good) real $c cmac ;;
+	policy-refuses)
+		real $c $ans && mkdir -p "$R/cases/$c/etc/kmodns.d" &&
+			echo "refuse USB_STORAGE module!=usb_storage" >"$R/cases/$c/etc/kmodns.d/50-usb.conf" ;;
 	stale-record) real $c $ans ;; # replaced after depmod, below
 	src-import) from_src $c kmodns_demo_user ;;
 	src-noimport) from_src $c kmodns_demo_noimport ;;
@@ -228,7 +235,10 @@ EOF
 			f=$(cd "$R/cases/$name" && find . -name 'cmac.ko*' | head -1)
 			echo "case_ $name /bin/insmod /cases/$name/${f#./}"
 		else
-			echo "case_ $name /bin/modprobe -d /cases/$name $target"
+			case $name in
+			policy-*) echo "case_ $name /bin/modprobe -d /cases/$name --policy-root /cases/$name $target" ;;
+			*) echo "case_ $name /bin/modprobe -d /cases/$name $target" ;;
+			esac
 		fi
 	done <<<"$cases"
 	echo 'say done'
@@ -313,7 +323,13 @@ judge() {
 		fi
 		[ "$ours/$kern" = "$exp" ] || why="expected $exp, got $ours/$kern"
 		# the rule: refused by us <=> refused by the kernel (the lying config aside)
-		if [ "$ours" = refused ] && [ "$kern" = loads ]; then why="$why; we refuse what the kernel loads"; fi
+		if [ "$ours" = refused ] && [ "$kern" = loads ]; then
+			case $name in
+			policy-*) [[ $oout == *"refused to it by policy /cases/$name/etc/kmodns.d/50-usb.conf:1 "* ]] ||
+				why="$why; the refusal does not name the policy line" ;;
+			*) why="$why; we refuse what the kernel loads" ;;
+			esac
+		fi
 		if [ "$ours" = allowed ] && [ "$kern" != loads ]; then why="$why; we allow what the kernel refuses"; fi
 		# a refusal of ours loads nothing; an allowed load ends as the kernel's does
 		[ "$ours" != refused ] || [ -z "${onew// /}" ] || why="$why; loaded after our refusal: $onew"
