@@ -175,17 +175,18 @@ static size_t split_words(char *line, char **words)
 /* The words joined by one space: the rule as messages quote it. */
 static const char *join_words(struct kmodns_policy *p, char **words, size_t n)
 {
+	_cleanup_free_ char *text = NULL;
 	size_t len = 0, i;
-	char *text, *q;
+	char *q;
 
 	for (i = 0; i < n; i++)
 		len += strlen(words[i]) + 1;
-	text = arena_strndup(&p->strings, "", len);
+	text = malloc(len);
 	if (text == NULL)
 		return NULL;
 	for (i = 0, q = text; i < n; i++)
 		q += sprintf(q, "%s%s", i ? " " : "", words[i]);
-	return text;
+	return arena_strdup(&p->strings, text);
 }
 
 static int parse_line(struct kmodns_policy *p, const char *file, unsigned lineno, char *line)

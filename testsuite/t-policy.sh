@@ -262,6 +262,7 @@ check "check-warned-exit-0" test $rc -eq 0 && grep -q "^sample_user: warned: " "
 
 # ---- the real 6.12 and latest trees ----
 for era in 6.12 latest; do
+	case " $eras " in *" $era "*) ;; *) continue ;; esac
 	dir=$corpus/$era
 	[ -f "$dir/ok" ] || { missing "policy-$era" "no corpus at $dir"; continue; }
 	kver=$(cat "$dir/kver")
