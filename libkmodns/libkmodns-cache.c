@@ -636,6 +636,16 @@ size_t kmodns_module_cache_get_count(const struct kmodns_module_cache *cache)
 	return cache->paths.count;
 }
 
+const char *kmodns_module_cache_get_path(const struct kmodns_module_cache *cache, size_t i)
+{
+	return cache->paths.items[i];
+}
+
+const uint8_t *kmodns_module_cache_get_digest(const struct kmodns_module_cache *cache, size_t i)
+{
+	return (const uint8_t *)cache->data + cache->entries[i].content;
+}
+
 static void read_module(struct cursor *c, struct kmodns_module *mod)
 {
 	size_t n, i;

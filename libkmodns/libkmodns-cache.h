@@ -32,6 +32,9 @@ int kmodns_module_cache_open(struct kmodns_ctx *ctx, const char *path,
 void kmodns_module_cache_free(struct kmodns_module_cache *cache);
 /* How many modules the cache holds. */
 size_t kmodns_module_cache_get_count(const struct kmodns_module_cache *cache);
+/* Entry i's path and content digest, in file order (what a run stamp would hold for it). */
+const char *kmodns_module_cache_get_path(const struct kmodns_module_cache *cache, size_t i);
+const uint8_t *kmodns_module_cache_get_digest(const struct kmodns_module_cache *cache, size_t i);
 
 /*
  * The module read earlier from path, if st (a stat of path now) matches the

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "loader.h"
+#include "modprobe-config.h"
 #include "tool-util.h"
 #include "tools.h"
 
@@ -211,61 +212,6 @@ static void config_files_add_path(struct config_files *cf, const char *path)
 	closedir(d);
 }
 
-/* Prints "weakdep MODNAME DEP..." for each weakdep line of file, as kmod 33+'s -c does. */
-static void print_weakdeps_of(const char *path)
-{
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	_cleanup_free_ char *line = NULL;
-	char *logical = NULL;
-	size_t cap = 0, len = 0;
-
-	if (f == NULL)
-		return;
-	for (;;) {
-		ssize_t n = getline(&line, &cap, f);
-		char *save = NULL, *cmd, *modname, *rest, *word, *norm;
-		bool first = true;
-
-		if (n < 0)
-			break;
-		if (n > 0 && line[n - 1] == '\n')
-			line[--n] = '\0';
-		/* a trailing backslash continues the line */
-		if (n > 0 && line[n - 1] == '\\') {
-			line[--n] = '\0';
-			logical = realloc(logical, len + (size_t)n + 1);
-			if (logical == NULL)
-				return;
-			memcpy(logical + len, line, (size_t)n + 1);
-			len += (size_t)n;
-			continue;
-		}
-		logical = realloc(logical, len + (size_t)n + 1);
-		if (logical == NULL)
-			return;
-		memcpy(logical + len, line, (size_t)n + 1);
-		len = 0;
-		if (logical[0] == '\0' || logical[0] == '#')
-			continue;
-		cmd = strtok_r(logical, "\t ", &save);
-		if (cmd == NULL || !streq(cmd, "weakdep"))
-			continue;
-		modname = strtok_r(NULL, "\t ", &save);
-		rest = strtok_r(NULL, "", &save);
-		if (modname == NULL || rest == NULL || (norm = alias_normalize(modname)) == NULL)
-			continue;
-		printf("weakdep %s ", norm);
-		free(norm);
-		for (word = strtok_r(rest, "\t\n\v\f\r ", &save); word != NULL;
-		     word = strtok_r(NULL, "\t\n\v\f\r ", &save)) {
-			printf("%s%s", first ? "" : " ", word);
-			first = false;
-		}
-		putchar('\n');
-	}
-	free(logical);
-}
-
 static void show_weakdeps(struct kmod_ctx *ctx, const char *const *config_paths)
 {
 	struct config_files cf = { 0 };
@@ -277,7 +223,7 @@ static void show_weakdeps(struct kmod_ctx *ctx, const char *const *config_paths)
 		config_files_add_path(&cf, config_paths[i]);
 	qsort(cf.files, cf.count, sizeof(*cf.files), config_file_compare);
 	for (i = 0; i < cf.count; i++) {
-		print_weakdeps_of(cf.files[i].path);
+		weakdeps_print(stdout, cf.files[i].path);
 		free(cf.files[i].name);
 		free(cf.files[i].path);
 	}
