@@ -208,6 +208,7 @@ static struct kmodns_index *kernel_index(struct kmodns_kernel *k, const char *fi
 {
 	_cleanup_free_ char *path = NULL;
 	struct stat st;
+	int r;
 
 	if (*tried)
 		return *idx;
@@ -219,8 +220,13 @@ static struct kmodns_index *kernel_index(struct kmodns_kernel *k, const char *fi
 			return NULL;
 		*mtime = st.st_mtim;
 	}
-	if (kmodns_index_open(path, idx) < 0)
+	r = kmodns_index_open(path, idx);
+	if (r < 0) {
+		/* a missing index is a tree depmod has not run on; anything else is damage, named */
+		if (r != -ENOENT)
+			ERR(k->ctx, "%s: %s", path, r == -EBADMSG ? "not a kmod index" : strerror(-r));
 		*idx = NULL;
+	}
 	return *idx;
 }
 

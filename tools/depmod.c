@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <syslog.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "libkmodns.h"
@@ -2239,9 +2240,15 @@ int main(int argc, char *argv[])
 		return EXIT_FAILURE;
 	}
 
-	dm.ctx = kmodns_new();
-	if (dm.ctx == NULL)
+	/* libcrypto set up now, where a failure can be told: OpenSSL 3 crashes in its first
+	 * digest when its own lazy set-up ran out of memory (and its init reports no failure) */
+	dm.ctx = OPENSSL_init_crypto(0, NULL) == 1 && OSSL_LIB_CTX_get0_global_default() != NULL ?
+		 kmodns_new() : NULL;
+	if (dm.ctx == NULL) {
+		tool_err("%s", strerror(ENOMEM));
+		cfg_release(&cfg);
 		return EXIT_FAILURE;
+	}
 	kmodns_set_log_fn(dm.ctx, tool_log_kmodns, NULL);
 	if (verbose)
 		kmodns_set_log_priority(dm.ctx, LOG_INFO);
@@ -2290,6 +2297,9 @@ int main(int argc, char *argv[])
 	if (r >= 0 && dm.ns_check)
 		r = depmod_ns_check(&dm);
 out:
+	/* a failure nothing has explained yet (no memory, mostly) still gets its line */
+	if (r < 0 && tool_error_count() == 0)
+		tool_err("%s", strerror(-r));
 	depmod_release(&dm);
 	kmodns_unref(dm.ctx);
 	cfg_release(&cfg);

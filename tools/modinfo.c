@@ -317,6 +317,7 @@ static int exporters_open(struct exporters *ex, const char *symvers_path)
 	if (stat(path, &st) == 0)
 		return kmodns_symvers_new_from_file(ex->ns_ctx, path, &ex->symvers);
 	free(path);
+	path = NULL; /* a failed asprintf leaves it as it was */
 	if (asprintf(&path, "%s/modules.symbols.bin", dir) < 0)
 		return -ENOMEM;
 	ex->use_depmod = stat(path, &st) == 0;
@@ -632,10 +633,17 @@ static int modinfo_path(struct kmod_ctx *ctx, struct ns_options *o, const char *
 	char name[PATH_MAX];
 	int r;
 
-	/* --namespaces reads the file itself, so its own error names what is wrong. */
-	if (o != NULL)
-		return modinfo_namespaces_of_file(o, path, is_tree_module_file(ctx, path, name, sizeof(name)) ?
-								   name : NULL);
+	/* --namespaces reads the file itself, so its own error names what is wrong; what the
+	 * library does not explain (no memory) is named here */
+	if (o != NULL) {
+		unsigned errors = tool_error_count();
+
+		r = modinfo_namespaces_of_file(o, path, is_tree_module_file(ctx, path, name, sizeof(name)) ?
+								name : NULL);
+		if (r < 0 && tool_error_count() == errors)
+			tool_err("%s: %s", path, strerror(-r));
+		return r;
+	}
 	r = kmod_module_new_from_path(ctx, path, &km);
 	if (r < 0) {
 		tool_err("Module file %s not found.", path);
@@ -760,12 +768,18 @@ int main(int argc, char *argv[])
 	kmodns_set_log_fn(ns_ctx, tool_log_kmodns, NULL);
 
 	if (namespaces) {
+		int r;
+
 		nso.json = json;
 		nso.exporters.ns_ctx = ns_ctx;
 		nso.exporters.kmod_ctx = ctx;
-		if (exporters_open(&nso.exporters, symvers_path) < 0 ||
-		    (kversion != NULL &&
-		     kmodns_kernel_new(ns_ctx, kversion, kmod_get_dirname(ctx), &nso.kernel) < 0)) {
+		r = exporters_open(&nso.exporters, symvers_path);
+
+		if (r >= 0 && kversion != NULL)
+			r = kmodns_kernel_new(ns_ctx, kversion, kmod_get_dirname(ctx), &nso.kernel);
+		if (r < 0) {
+			if (tool_error_count() == 0)
+				tool_err("%s", strerror(-r));
 			exporters_release(&nso.exporters);
 			kmodns_unref(ns_ctx);
 			kmod_unref(ctx);

@@ -10,11 +10,16 @@
 #include "libkmodns.h"
 #include "tool-util.h"
 
-static unsigned problems;
+static unsigned problems, errors;
 
 unsigned tool_problem_count(void)
 {
 	return __atomic_load_n(&problems, __ATOMIC_RELAXED);
+}
+
+unsigned tool_error_count(void)
+{
+	return __atomic_load_n(&errors, __ATOMIC_RELAXED);
 }
 
 static void tool_vlog(const char *level, const char *fmt, va_list args)
@@ -22,6 +27,8 @@ static void tool_vlog(const char *level, const char *fmt, va_list args)
 	/* libkmodns logs from depmod's loader threads too */
 	if (strcmp(level, "INFO") != 0)
 		__atomic_add_fetch(&problems, 1, __ATOMIC_RELAXED);
+	if (strcmp(level, "FATAL") == 0 || strcmp(level, "ERROR") == 0)
+		__atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
 	fprintf(stderr, "%s: %s: ", program_invocation_short_name, level);
 	vfprintf(stderr, fmt, args);
 	fputc('\n', stderr);

@@ -15,6 +15,8 @@ _printf_(1, 2) void tool_warn(const char *fmt, ...);
 
 /* How many fatal errors, errors and warnings have been printed so far. */
 unsigned tool_problem_count(void);
+/* How many fatal errors and errors alone. */
+unsigned tool_error_count(void);
 
 /* A kmodns_log_fn that prints library messages as tool errors. */
 void tool_log_kmodns(void *data, int priority, const char *file, int line, const char *fn,
