@@ -201,6 +201,9 @@ static int read_table(struct vmlinux_reader *rd, size_t t, struct kmodns_symvers
 	if (rd->kcrctab[t].present &&
 	    (r = section_words(rd, &rd->kcrctab[t], ELF_T_WORD, 4, &crcs)) < 0)
 		return r;
+	/* an empty __kcrctab promised nothing above, yet one CRC is read per export */
+	if (rd->kcrctab[t].present && rd->kcrctab[t].shdr.sh_size / 4 != count)
+		return corrupt(rd, "__kcrctab and __ksymtab disagree on the number of exports");
 	for (i = 0; i < count; i++) {
 		enum kmodns_export_type type = tables[t].type;
 		bool null;

@@ -5,7 +5,7 @@
  *  - KMODNS_FAULT_ALLOC=N makes the Nth call of malloc, calloc, realloc, strdup or strndup
  *    (counted from the start of the process, all threads) fail with ENOMEM, once;
  *    KMODNS_FAULT_ALLOC_SITE=N fails instead the first call made from the Nth allocation site
- *    (a call stack, up to 8 frames, never seen before in this process; run under setarch -R,
+ *    (its caller and the caller of that, never seen before in this process; run under setarch -R,
  *    so that stacks have the same addresses in every run);
  *    KMODNS_FAULT_ALLOC_COUNT=FILE gets "CALLS SITES" at exit (sites only in the site mode).
  *  - KMODNS_FAULT_PATH=SUBSTRING with KMODNS_FAULT_READ=eio|short: on files opened through a
@@ -80,14 +80,14 @@ static __thread bool in_backtrace;
 /* Whether the caller's stack is a site never seen before, and the Nth such. */
 static bool is_site_to_fail(void)
 {
-	void *frames[10];
+	void *frames[4];
 	uint64_t h = 1469598103934665603ull;
 	size_t slot;
 	int n, i;
 	bool fail = false;
 
 	in_backtrace = true;
-	n = backtrace(frames, 10);
+	n = backtrace(frames, 4);
 	/* frames 0-1 are ours; the rest by address: the same in every run under setarch -R */
 	for (i = 2; i < n; i++)
 		h = (h ^ (uintptr_t)frames[i]) * 1099511628211ull;

@@ -112,6 +112,20 @@ if [ -d "$findings" ]; then
 	check "fuzz-ksymtab-index-out-of-bounds-says-why" grep -q ': corrupt module: __ksymtab_ symbol value out of range$' "$T/err"
 	$W "$B/tools/modinfo" --namespaces "$findings/modinfo-null-offset.ko" >"$T/out" 2>"$T/err"; rc=$?
 	check "fuzz-modinfo-null-offset-clean" eval '[ $rc -le 1 ] && ! grep -qE "Sanitizer|runtime error" "$T/err"'
+	# xz streams whose index claims more than memory holds (liblzma's allocation fails: clean)
+	for f in xz-index-huge-allocation.ko.xz xz-index-huge-allocation-2.ko.xz; do
+		cp "$findings/$f" "$T/$f"
+		expect_error "fuzz-$f" "$T/$f"
+	done
+	# a kernel image with an empty __kcrctab beside a full __ksymtab (a CRC was read per export)
+	cp "$findings/vmlinuz-empty-kcrctab.elf" "$T/vmlinuz-empty-kcrctab.elf"
+	$W "$B/testsuite/ns-dump" --vmlinuz "$T/vmlinuz-empty-kcrctab.elf" >"$T/out" 2>"$T/err"; rc=$?
+	if [ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+		grep -qF "$T/vmlinuz-empty-kcrctab.elf: corrupt kernel image: __kcrctab and __ksymtab disagree" "$T/err"; then
+		pass "fuzz-vmlinuz-empty-kcrctab"
+	else
+		fail "fuzz-vmlinuz-empty-kcrctab: exit $rc: $(head -c 300 "$T/err")"
+	fi
 else
 	fail "fuzz-findings: no $findings"
 fi

@@ -1,9 +1,11 @@
 #!/bin/bash
 # Fault injection (testsuite/fault.c, preloaded):
-#  - allocation failure at every allocation site (each call stack, under setarch -R) of one
-#    module read (modinfo --namespaces, xz) and of one depmod run on the sample tree: exit 0
-#    with the same output, or exit 1 with a line saying why; never a crash, never an output
-#    file that differs from a complete run's, never a temporary file left;
+#  - allocation failure at every allocation site (a caller and its caller, under setarch -R) of
+#    one module read (modinfo --namespaces, xz) and of one depmod run on the sample tree: exit 0
+#    with the same output (or, for depmod, with a module named as left out, as kmod leaves out
+#    an unreadable one), or exit 1 with a line saying why; never a crash, never an output file
+#    that differs from a complete run's without a word, never a temporary file left. glibc's
+#    own abort when it cannot allocate a library's thread-local data in dlopen is allowed;
 #  - depmod killed (SIGKILL) at 200 random moments of runs on the real 6.1 tree, alternating
 #    between two states of it: every file, cache and stamp included, is then entirely the old
 #    or entirely the new one; the next run leaves the new set whole and no temporary file;
@@ -22,6 +24,8 @@ sanitizer_libs=$(ldd "$B/tools/depmod" 2>/dev/null | awk '$1 ~ /^lib(asan|ubsan)
 preload="$sanitizer_libs$fault_so"
 sanitized=false; [ -n "$sanitizer_libs" ] && sanitized=true
 no_crash() { [ "$1" -le 1 ] && ! grep -qE 'Sanitizer|runtime error' "$2"; }
+# glibc_tls_abort RC ERR: dlopen's "cannot allocate memory for thread-local data", glibc's abort
+glibc_tls_abort() { [ "$1" -eq 127 ] && grep -qx 'cannot allocate memory for thread-local data: ABORT' "$2"; }
 
 # ---- allocation failures --------------------------------------------------------------------
 # alloc_sites CMD...: how many allocation sites CMD has (it runs once, nothing failing).
@@ -38,21 +42,24 @@ else
 	# one module read: the xz fixture (decompression, libelf, every table)
 	mod=$T/fx/v6.12-xz.ko.xz
 	"$B/tools/modinfo" --namespaces "$mod" >"$T/mod.ref"
-	total=$(alloc_sites "$B/tools/modinfo" --namespaces "$mod") bad=0 failed=0
+	total=$(alloc_sites "$B/tools/modinfo" --namespaces "$mod") bad=0 failed=0 t0=$SECONDS
 	for n in $(seq 1 "$total"); do
 		setarch -R env LD_PRELOAD="$preload" KMODNS_FAULT_ALLOC_SITE=$n \
 			"$B/tools/modinfo" --namespaces "$mod" >"$T/out" 2>"$T/err"; rc=$?
-		if ! no_crash $rc "$T/err"; then
+		# libkmod's kmod_new says a line of its own before ours
+		if glibc_tls_abort $rc "$T/err"; then
+			:
+		elif ! no_crash $rc "$T/err"; then
 			bad=$((bad + 1)); echo "site $n: exit $rc: $(head -c 200 "$T/err")"
 		elif [ $rc -eq 0 ] && ! cmp -s "$T/out" "$T/mod.ref"; then
 			bad=$((bad + 1)); echo "site $n: exit 0 with other output"
-		elif [ $rc -eq 1 ] && { [ "$(wc -l <"$T/err")" -ne 1 ] || ! grep -qF "$mod" "$T/err"; }; then
-			bad=$((bad + 1)); echo "site $n: exit 1 without one line naming the file: $(head -c 200 "$T/err" | tr '\n' '|')"
+		elif [ $rc -eq 1 ] && { [ "$(wc -l <"$T/err")" -gt 2 ] || ! tail -1 "$T/err" | grep -q '^modinfo: ERROR: '; }; then
+			bad=$((bad + 1)); echo "site $n: exit 1 without a line saying why: $(head -c 200 "$T/err" | tr '\n' '|')"
 		fi
 		[ $rc -eq 1 ] && failed=$((failed + 1))
 	done
 	if [ "$total" -gt 20 ] && [ $bad -eq 0 ]; then
-		pass "alloc-module ($total sites, $failed failed cleanly, the rest unaffected)"
+		pass "alloc-module ($total sites, $failed failed cleanly, the rest unaffected; $((SECONDS - t0)) s)"
 	else
 		fail "alloc-module: $bad of ${total:-0} sites"
 	fi
@@ -72,12 +79,14 @@ else
 	mkdir "$T/dm.ref"; cp "$dir"/modules.* "$T/dm.ref/"
 	outputs=$(cd "$T/dm.ref" && ls modules.* | grep -vxE 'modules\.(order|builtin|builtin\.modinfo|kmodns\.stamp)')
 	clean_outputs
-	total=$(alloc_sites "${depmod_cmd[@]}") bad=0 failed=0
+	total=$(alloc_sites "${depmod_cmd[@]}") bad=0 failed=0 t0=$SECONDS
 	for n in $(seq 1 "$total"); do
 		clean_outputs
 		setarch -R env LD_PRELOAD="$preload" KMODNS_FAULT_ALLOC_SITE=$n "${depmod_cmd[@]}" >/dev/null 2>"$T/err"; rc=$?
 		why=
-		if ! no_crash $rc "$T/err"; then
+		if glibc_tls_abort $rc "$T/err"; then
+			:
+		elif ! no_crash $rc "$T/err"; then
 			why="exit $rc: $(head -c 200 "$T/err")"
 		elif [ $rc -eq 1 ] && [ ! -s "$T/err" ]; then
 			why="exit 1 without a word"
@@ -85,7 +94,10 @@ else
 			why="temporary file left: $(ls -A "$dir" | grep '^\.' | head -3 | tr '\n' ' ')"
 		else
 			for f in $outputs; do
-				if [ -e "$dir/$f" ] && ! cmp -s "$dir/$f" "$T/dm.ref/$f"; then why="$why $f differs"; fi
+				if [ -e "$dir/$f" ] && ! cmp -s "$dir/$f" "$T/dm.ref/$f" &&
+					! grep -q "^depmod: ERROR: $dir/kernel/.*\.ko: " "$T/err"; then
+					why="$why $f differs"
+				fi
 				if [ $rc -eq 0 ] && [ ! -e "$dir/$f" ]; then why="$why $f missing after exit 0"; fi
 			done
 		fi
@@ -93,7 +105,7 @@ else
 		if [ -n "$why" ]; then bad=$((bad + 1)); echo "site $n:$why"; fi
 	done
 	if [ "$total" -gt 100 ] && [ $bad -eq 0 ]; then
-		pass "alloc-depmod ($total sites, $failed failed cleanly, the rest unaffected)"
+		pass "alloc-depmod ($total sites, $failed failed cleanly, the rest unaffected; $((SECONDS - t0)) s)"
 	else
 		fail "alloc-depmod: $bad of ${total:-0} sites"
 	fi
@@ -164,16 +176,21 @@ else
 		body=$(od -An -t u8 -j 16 -N 8 "$1" | tr -d ' ')
 		[ "$size" -ge 32 ] && [ "$body" -eq $((size - 32)) ]
 	}
+	# a kill that left the old set is followed by another run towards the same new state (the
+	# files are still the old ones); after any other, and every tenth, the next run completes
+	# and the state turns
+	settled=true completions=0 start_all=$SECONDS
 	for i in $(seq 1 "$kills"); do
-		old=$state; state=$([ $state = A ] && echo B || echo A)
+		if $settled; then old=$state; state=$([ $state = A ] && echo B || echo A); fi
 		set_state $state
 		had_stamp=false
 		if [ -e "$dir/modules.kmodns.stamp" ]; then cp "$dir/modules.kmodns.stamp" "$T/stamp.old"; had_stamp=true; fi
 		"${depmod_kill_cmd[@]}" >/dev/null 2>&1 &
 		pid=$!
-		sleep "$(awk -v r=$RANDOM -v ms=$ms 'BEGIN { printf "%.3f", r / 32768 * ms / 1000 }')"
+		# anywhere in a whole run, and a little after
+		sleep "$(awk -v r=$RANDOM -v ms=$ms 'BEGIN { printf "%.3f", r / 32768 * ms * 1.2 / 1000 }')"
 		kill -9 $pid 2>/dev/null
-		wait $pid; rc=$?
+		{ wait $pid; } 2>/dev/null; rc=$?
 		n_old=0 n_new=0 why=
 		for f in $outputs; do
 			if cmp -s "$dir/$f" "$T/ref$state/$f"; then
@@ -205,8 +222,16 @@ else
 		else
 			count[old]=$((count[old] + 1))
 		fi
-		# the next run: the new set, whole, and nothing temporary left
+		settled=false
+		if [ $rc -eq 137 ] && [ $n_new -eq 0 ] && [ $((i % 10)) -ne 0 ] && [ -z "$why" ]; then
+			continue
+		fi
+		settled=true completions=$((completions + 1))
+		# the next run: the new set, whole, and nothing temporary left; its length bounds the kills
+		start=$(date +%s%N)
 		"${depmod_kill_cmd[@]}" >/dev/null 2>"$T/err" || why="$why the next run failed: $(head -c 200 "$T/err")"
+		end=$(date +%s%N)
+		[ $(((end - start) / 1000000)) -le $ms ] || ms=$(((end - start) / 1000000))
 		for f in $outputs; do
 			cmp -s "$dir/$f" "$T/ref$state/$f" || why="$why $f not rewritten by the next run"
 		done
@@ -217,6 +242,6 @@ else
 			[ $bad -lt 5 ] || break
 		fi
 	done
-	echo "kills: ${count[old]} left the old set, ${count[new]} the new one, ${count[mixed]} a mixed one (rewritten whole by the next run), ${count[finished]} came after the run ended"
-	if [ $bad -eq 0 ]; then pass "kill-depmod ($kills kills within ${ms} ms runs)"; else fail "kill-depmod: $bad kills"; fi
+	echo "kills: ${count[old]} left the old set, ${count[new]} the new one, ${count[mixed]} a mixed one, ${count[finished]} came after the run ended; $completions next runs made the new set whole ($((SECONDS - start_all)) s)"
+	if [ $bad -eq 0 ]; then pass "kill-depmod ($kills kills within runs of up to ${ms} ms)"; else fail "kill-depmod: $bad kills"; fi
 fi

@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <syslog.h>
@@ -361,9 +362,13 @@ static int depmod_scan(struct depmod *dm, const char *dir, const char *rel, bool
 	int r = 0;
 
 	if (d == NULL) {
-		if (!top)
-			tool_err("could not open directory %s: %m", dir);
-		return top ? 0 : -errno;
+		int err = errno;
+
+		/* no module directory is an empty tree; any other failure is one */
+		if (top && err == ENOENT)
+			return 0;
+		tool_err("could not open directory %s: %s", dir, strerror(err));
+		return -err;
 	}
 	while ((de = readdir(d)) != NULL && r >= 0) {
 		_cleanup_free_ char *path = NULL, *relpath = NULL;
@@ -652,6 +657,7 @@ struct loader {
 	bool closed;              /* all read: no relief any more */
 	bool relief_started;      /* the worker the vmlinux thread adds, once done, to take its core */
 	pthread_t relief;
+	int cannot_read;          /* -errno: a module went unread for want of memory or a library */
 };
 
 static bool mod_is_big(const struct loader *ld, const struct mod *m)
@@ -723,8 +729,11 @@ static void *load_worker(void *data)
 			m->from_cache = true;
 			__atomic_add_fetch(&ld->from_cache, 1, __ATOMIC_RELAXED);
 		} else {
-			/* an unreadable or corrupt module is reported (by the log function) and left out */
-			kmodns_module_new_from_path(dm->ctx, m->path, 0, &m->ns);
+			/* an unreadable or corrupt module is reported (by the log function) and left out;
+			 * one left out for want of memory or of libelf would make every file wrong */
+			int r = kmodns_module_new_from_path(dm->ctx, m->path, 0, &m->ns);
+			if (r == -ENOMEM || r == -ELIBACC)
+				__atomic_store_n(&ld->cannot_read, r, __ATOMIC_RELAXED);
 		}
 		if (big)
 			pthread_mutex_unlock(&ld->big_lock);
@@ -812,6 +821,8 @@ static int depmod_load_modules(struct depmod *dm)
 	free(ld->queue);
 	free(ld->deferred);
 	ld->queue = ld->deferred = NULL;
+	if (ld->cannot_read < 0)
+		return ld->cannot_read;
 	if (dm->cache)
 		info("depmod: %zu of %zu modules unchanged since the last run\n", ld->from_cache, dm->n_mods);
 	return 0;
@@ -1489,6 +1500,10 @@ static int read_tree_file(const struct depmod *dm, const char *name, char **data
 	if (asprintf(&path, "%s/%s", dm->cfg->dirname, name) < 0)
 		return -ENOMEM;
 	r = read_file(path, data, size);
+	if (r == -ENOMEM) {
+		tool_err("could not read %s at %s: %s", name, dm->cfg->dirname, strerror(-r));
+		return r;
+	}
 	if (r < 0) {
 		tool_warn("could not open %s at %s: %s", name, dm->cfg->dirname, strerror(-r));
 		return NO_INPUT;
@@ -1719,7 +1734,9 @@ static int output_job_open(struct output_job *job)
 		int r = -errno;
 		tool_err("could not create temporary file %s/%s: %m", outdir, job->tmp);
 		close(fd);
-		return r; /* job->tmp stays, to be removed */
+		unlinkat(dirfd, job->tmp, 0);
+		job->tmp[0] = '\0';
+		return r;
 	}
 	return 0;
 }
@@ -1977,6 +1994,57 @@ static int depmod_touch_outputs(struct depmod *dm)
 	return depmod_write_stamp(dm, keys);
 }
 
+/* Whether name is one of our temporary files (".<output>.XXXXXX", tool_tmpfile_at). */
+static bool is_temporary_output(const char *name)
+{
+	size_t i, len;
+
+	if (name[0] != '.')
+		return false;
+	for (i = 0; i <= ARRAY_SIZE(outputs); i++) {
+		const char *o = i < ARRAY_SIZE(outputs) ? outputs[i].name : STAMP_NAME;
+		len = strlen(o);
+		if (strncmp(name + 1, o, len) == 0 && name[1 + len] == '.' && strlen(name + 2 + len) == 6)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Takes the output directory for this run (another depmod writing there waits), and removes
+ * the temporary files a killed run left: under the lock, no living run owns one.
+ */
+static int depmod_lock_outdir(struct depmod *dm)
+{
+	int fd = depmod_outdir_fd(dm), dfd;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0) {
+		tool_err("could not open directory %s: %s", dm->cfg->outdir, strerror(-fd));
+		return fd;
+	}
+	if (flock(fd, LOCK_EX) < 0) {
+		int r = -errno;
+		tool_err("could not lock directory %s: %m", dm->cfg->outdir);
+		return r;
+	}
+	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = dfd < 0 ? NULL : fdopendir(dfd);
+	if (d == NULL) {
+		int r = -errno;
+		tool_err("could not list directory %s: %m", dm->cfg->outdir);
+		if (dfd >= 0)
+			close(dfd);
+		return r;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (is_temporary_output(de->d_name))
+			unlinkat(fd, de->d_name, 0);
+	closedir(d);
+	return 0;
+}
+
 /*
  * Every file goes to a temporary name in the output directory; only when all
  * are complete are they renamed, so a failed or killed run leaves the
@@ -2000,6 +2068,9 @@ static int depmod_output(struct depmod *dm, FILE *to_stdout)
 				r = write_output(dm, &outputs[i], to_stdout);
 		return r;
 	}
+	r = depmod_lock_outdir(dm);
+	if (r < 0)
+		return r;
 	for (i = 0; i < ARRAY_SIZE(outputs); i++)
 		jobs[i] = (struct output_job){ .dm = dm, .o = &outputs[i] };
 	/* first what needs no namespaces while a kernel image is still decompressing, if it is */
