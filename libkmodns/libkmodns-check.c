@@ -963,9 +963,7 @@ KMODNS_EXPORT char *kmodns_load_verdict_describe(const struct kmodns_load_verdic
 	/* a policy rule decided on what the module says it uses: vmlinux's namespaces do not matter */
 	if (!v->vmlinux_known && (m == NULL || m->missing_import))
 		fputs("; namespaces of vmlinux's exports unknown, left to the kernel", f);
-	if (fclose(f) != 0) {
-		free(buf);
+	if (memstream_close(f, &buf) < 0)
 		return NULL;
-	}
 	return buf;
 }

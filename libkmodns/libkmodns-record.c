@@ -97,10 +97,8 @@ KMODNS_EXPORT int kmodns_ns_record_format(const struct kmodns_module *mod,
 			kmodns_module_has_signature(mod) ? "signed" : "");
 	else
 		fputc('-', f);
-	if (fclose(f) != 0) {
-		free(buf);
+	if (memstream_close(f, &buf) < 0)
 		return -ENOMEM;
-	}
 	*text = buf;
 	return 0;
 }

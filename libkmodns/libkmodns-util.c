@@ -217,3 +217,15 @@ void arena_release(struct arena *arena)
 		free(b);
 	}
 }
+
+int memstream_close(FILE *f, char **buf)
+{
+	bool lost = ferror(f) != 0;
+
+	if (fclose(f) != 0 || *buf == NULL || lost) {
+		free(*buf);
+		*buf = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}

@@ -67,3 +67,8 @@ struct arena {
 char *arena_strndup(struct arena *arena, const char *s, size_t len);
 char *arena_strdup(struct arena *arena, const char *s);
 void arena_release(struct arena *arena);
+
+/* Closes a stream of open_memstream() whose buffer is *buf: -ENOMEM (and *buf freed, NULL)
+ * when any of the text was lost. glibc's fclose reports no failure of its last realloc: it
+ * frees the text and leaves *buf NULL. */
+int memstream_close(FILE *f, char **buf);

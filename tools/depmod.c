@@ -1140,10 +1140,8 @@ static int depmod_report_one_cycle(struct depmod *dm, const struct cycle_vertex 
 		cycle_starts_remove(start, chain[n]);
 	}
 	fputs(dm->mods[pool[v].mod]->name, mem);
-	if (fclose(mem) != 0) {
-		free(line);
+	if (memstream_close(mem, &line) < 0)
 		return -ENOMEM;
-	}
 	tool_err("Cycle detected: %s", line);
 	free(line);
 	return 0;
@@ -1302,10 +1300,8 @@ static char *mod_dep_line(const struct depmod *dm, const struct mod *m, const st
 		fprintf(mem, " %s", all[i]->relpath);
 		in[all[i]->idx] = false;
 	}
-	if (fclose(mem) != 0) {
-		free(line);
+	if (memstream_close(mem, &line) < 0)
 		return NULL;
-	}
 	return line;
 }
 

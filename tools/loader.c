@@ -187,10 +187,8 @@ int module_options_from_args(char **args, int nargs, char **options)
 		else
 			fputs(args[i], f);
 	}
-	if (fclose(f) != 0) {
-		free(buf);
+	if (memstream_close(f, &buf) < 0)
 		return -ENOMEM;
-	}
 	*options = buf;
 	return 0;
 }

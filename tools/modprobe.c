@@ -364,10 +364,8 @@ static int run_command(struct kmod_module *mod, const char *type, const char *co
 		fprintf(f, "%.*s%s", (int)(at - p), p, options ? options : "");
 		p = at + strlen(var);
 	}
-	if (fclose(f) != 0) {
-		free(buf);
+	if (memstream_close(f, &buf) < 0)
 		return -ENOMEM;
-	}
 	cmd = buf;
 	if (opt.show_depends || opt.verbose > DEFAULT_VERBOSE)
 		printf("%s %s\n", type, cmd);
