@@ -126,6 +126,11 @@ if [ -d "$findings" ]; then
 	else
 		fail "fuzz-vmlinuz-empty-kcrctab: exit $rc: $(head -c 300 "$T/err")"
 	fi
+	# a depmod.d version pattern stacking repetitions ("l+++..."): glibc's regcomp took all memory
+	cp -r "$T/fx/sample" "$T/cfgtree"
+	timeout 120 $W "$B/tools/depmod" -C "$findings/depmod-config-stacked-repetition.conf" -b "$T/cfgtree" \
+		6.12.0-sample >"$T/out" 2>"$T/err"; rc=$?
+	check "fuzz-depmod-config-stacked-repetition" eval '[ $rc -le 1 ] && ! grep -qE "Sanitizer|runtime error" "$T/err"'
 else
 	fail "fuzz-findings: no $findings"
 fi

@@ -36,9 +36,16 @@ static bool kversion_matches(const struct cfg *cfg, const char *pattern)
 {
 	regex_t re;
 	bool match;
+	size_t i;
 
 	if (streq(pattern, "*"))
 		return true;
+	/* a repetition of a repetition ("a++", undefined in POSIX) is one glibc's regcomp copies
+	 * the tree for, each time: a short line would take all memory (a fuzz finding) */
+	for (i = 0; pattern[i] != '\0' && pattern[i + 1] != '\0'; i++)
+		if (strchr("*+?}", pattern[i]) && strchr("*+?{", pattern[i + 1]) &&
+		    (i == 0 || pattern[i - 1] != '\\'))
+			return false;
 	if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
 		return false;
 	match = regexec(&re, cfg->kversion, 0, NULL, 0) == 0;
