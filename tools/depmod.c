@@ -888,8 +888,9 @@ static int depmod_load_symvers(struct depmod *dm, const char *path)
 	int r;
 
 	if (access(path, R_OK) < 0) {
-		fprintf(stderr, "depmod: FATAL: could not load %s: %m\n", path);
-		return -errno;
+		r = -errno;
+		tool_fatal("could not load %s: %s", path, strerror(-r));
+		return r;
 	}
 	r = kmodns_symvers_new_from_file(dm->ctx, path, &sv);
 	if (r < 0)
