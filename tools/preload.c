@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <syslog.h>
 
@@ -109,6 +110,7 @@ static void collect_action(struct kmod_module *m, bool install, const char *opti
 struct tree {
 	char *dirname;
 	struct kmodns_kernel *kernel;
+	struct timespec index_mtime; /* of its modules.dep.bin when the kernel was read */
 };
 
 static pthread_mutex_t trees_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -169,40 +171,81 @@ static int kernel_new(const char *dirname, struct kmodns_kernel **kernel)
 	return kmodns_kernel_new(ns_ctx, release, dirname, kernel);
 }
 
-/* The target kernel of the module at path; trees_lock held. */
-static int kernel_of(const char *path, struct kmodns_kernel **kernel)
+static struct timespec index_mtime(const char *dirname)
 {
-	_cleanup_free_ char *dirname = NULL;
-	struct tree *grown;
-	size_t i;
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s/modules.dep.bin", dirname) >= (int)sizeof(path) ||
+	    stat(path, &st) < 0)
+		return (struct timespec){ 0 };
+	return st.st_mtim;
+}
+
+/* A daemon outlives a depmod run: a tree whose index changed is read again, as libkmod does. */
+static int tree_refresh(struct tree *tree)
+{
+	struct timespec now = index_mtime(tree->dirname);
+	struct kmodns_kernel *kernel;
 	int r;
+
+	if (now.tv_sec == tree->index_mtime.tv_sec && now.tv_nsec == tree->index_mtime.tv_nsec)
+		return 0;
+	r = kernel_new(tree->dirname, &kernel);
+	if (r < 0)
+		return r;
+	kmodns_kernel_unref(tree->kernel);
+	tree->kernel = kernel;
+	tree->index_mtime = now;
+	return 0;
+}
+
+static struct tree *tree_find(const char *path, bool below)
+{
+	size_t i;
 
 	for (i = 0; i < n_trees; i++) {
 		size_t len = strlen(trees[i].dirname);
 
-		if (strncmp(path, trees[i].dirname, len) == 0 && path[len] == '/') {
-			*kernel = trees[i].kernel;
-			return 0;
-		}
+		if (strncmp(path, trees[i].dirname, len) == 0 && path[len] == (below ? '/' : '\0'))
+			return &trees[i];
 	}
-	dirname = module_dir_of(path);
-	if (dirname == NULL)
-		dirname = running_module_dir();
-	if (dirname == NULL)
-		return -ENOMEM;
-	for (i = 0; i < n_trees; i++)
-		if (streq(trees[i].dirname, dirname)) {
-			*kernel = trees[i].kernel;
-			return 0;
-		}
-	grown = realloc(trees, (n_trees + 1) * sizeof(*trees));
-	if (grown == NULL)
-		return -ENOMEM;
-	trees = grown;
-	r = kernel_new(dirname, kernel);
-	if (r < 0)
-		return r;
-	trees[n_trees++] = (struct tree){ .dirname = TAKE_PTR(dirname), .kernel = *kernel };
+	return NULL;
+}
+
+/* The target kernel of the module at path; trees_lock held. */
+static int kernel_of(const char *path, struct kmodns_kernel **kernel)
+{
+	_cleanup_free_ char *dirname = NULL;
+	struct tree *tree = tree_find(path, true), *grown;
+	int r;
+
+	if (tree == NULL) {
+		dirname = module_dir_of(path);
+		if (dirname == NULL)
+			dirname = running_module_dir();
+		if (dirname == NULL)
+			return -ENOMEM;
+		tree = tree_find(dirname, false);
+	}
+	if (tree == NULL) {
+		grown = realloc(trees, (n_trees + 1) * sizeof(*trees));
+		if (grown == NULL)
+			return -ENOMEM;
+		trees = grown;
+		tree = &trees[n_trees];
+		r = kernel_new(dirname, &tree->kernel);
+		if (r < 0)
+			return r;
+		tree->dirname = TAKE_PTR(dirname);
+		tree->index_mtime = index_mtime(tree->dirname);
+		n_trees++;
+	} else {
+		r = tree_refresh(tree);
+		if (r < 0)
+			return r;
+	}
+	*kernel = tree->kernel;
 	return 0;
 }
 
