@@ -105,7 +105,7 @@ static void collect_action(struct kmod_module *m, bool install, const char *opti
 		load_set_add(collecting, m);
 }
 
-/* ---- the target kernels, one per module directory, kept for the life of the process ---------- */
+/* ---- the target kernels, one per module directory, read again when depmod rewrote it ---------- */
 
 struct tree {
 	char *dirname;
