@@ -8,7 +8,7 @@
  *     or with -i kmod_module_insert_module(); -l: libkmod opened with dlopen("libkmod.so.2") and
  *     its functions found with dlsym(), as systemd 257 does; -b: KMOD_PROBE_APPLY_BLACKLIST, as
  *     udevd. Prints "NAME RESULT" per module (RESULT: libkmod's return value); exits 1 when one
- *     failed.
+ *     failed. An argument "!CMD" runs CMD with system() there, between loads of one process.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -88,8 +88,14 @@ int main(int argc, char **argv)
 	}
 	for (i = optind; i < argc; i++) {
 		struct kmod_list *list = NULL, *l;
-		int r = k.lookup(ctx, argv[i], &list);
+		int r;
 
+		if (argv[i][0] == '!') {
+			if (system(argv[i] + 1) != 0)
+				failed = 1;
+			continue;
+		}
+		r = k.lookup(ctx, argv[i], &list);
 		if (r < 0 || list == NULL) {
 			printf("%s not-found\n", argv[i]);
 			failed = 1;

@@ -93,6 +93,19 @@ load "$PLAIN $P" "$prog" -l sample_bad
 check "dlopen-uncovered-dependency-loaded-first" test $rc -eq 1 -a "$(calls)" = "finit_module sample_core 0;"
 unload
 
+# A daemon outlives depmod: a tree whose modules.dep.bin changed is read again. sample_bad
+# starts as a good module (its record says so), then the bad file comes back, older than the
+# new index, and depmod runs, all between two loads of one process.
+D=$R/lib/modules/$K/kernel/drivers/sample
+cp --remove-destination "$(readlink -f "$D/sample_bad.ko")" "$T/bad.ko"
+cp --remove-destination "$D/sample_user.ko" "$D/sample_bad.ko"
+$W "$B/tools/depmod" -b "$R" "$K" 2>/dev/null
+touch -d '-1 hour' "$T/bad.ko"
+sleep 1
+load "$P" "$prog" sample_core "!cp -p '$T/bad.ko' '$D/sample_bad.ko' && '$B/tools/depmod' -b '$R' '$K' 2>/dev/null" sample_bad
+check "probe-reads-a-new-index" test $rc -eq 1 -a "$(calls)" = "finit_module sample_core 0;" && check "probe-new-index-one-line" grep -qxF "$REFUSAL" "$T/err"
+unload
+
 # ---- systemd-modules-load: a good and a bad module in a modules-load.d file ----
 # systemd opens its configuration directories from "/" one component at a time, which the trap
 # does not redirect: the file is given by name, as systemd-modules-load(8) allows.
