@@ -93,6 +93,19 @@ load "$PLAIN $P" "$prog" -l sample_bad
 check "dlopen-uncovered-dependency-loaded-first" test $rc -eq 1 -a "$(calls)" = "finit_module sample_core 0;"
 unload
 
+# The admin's policy (kmodns.d(5)) installed in the root, applied with the same all-or-nothing rule
+mkdir -p "$R/etc/kmodns.d" && echo "refuse SAMPLE_CORE module=sample_user" >"$R/etc/kmodns.d/t.conf"
+load "$P" "$prog" sample_user
+check "policy-refused-nothing-loaded" test $rc -eq 1 -a ! -s "$T/log"
+check "policy-refusal-names-the-line" test "$(wc -l <"$T/err")" -eq 1 &&
+	grep -q "^kmodns: could not insert 'sample_user': it uses namespace SAMPLE_CORE, refused to it by policy /etc/kmodns.d/t.conf:1" "$T/err"
+echo "warn SAMPLE_CORE module=sample_user" >"$R/etc/kmodns.d/t.conf"
+load "$P" "$prog" -l sample_user
+check "policy-warned-loads" test $rc -eq 0 -a "$(calls)" = "finit_module sample_core 0;finit_module sample_user 0;"
+check "policy-warns-one-line" test "$(wc -l <"$T/err")" -eq 1 && grep -q "^kmodns: 'sample_user' uses namespace SAMPLE_CORE" "$T/err"
+rm "$R/etc/kmodns.d/t.conf"
+unload
+
 # A daemon outlives depmod: a tree whose modules.dep.bin changed is read again. sample_bad
 # starts as a good module (its record says so), then the bad file comes back, older than the
 # new index, and depmod runs, all between two loads of one process.
@@ -164,6 +177,12 @@ if X=$("$S/testsuite/fetch-trixie-systemd" 2>"$T/fetch.err"); then
 	check "systemd-$v-without-dlopen-cover-dependency-loaded" test $rc -ne 0 -a "$(calls)" = "finit_module sample_core 0;"
 	unload
 	modules_load_unchecked "systemd-$v-without-preload" "" "${ML13[@]}"
+	# the policy reaches it too: sample_user refused by it, sample_bad by the kernel's rule
+	echo "refuse SAMPLE_CORE module=sample_user" >"$R/etc/kmodns.d/t.conf"
+	load "$P" "${ML13[@]}" "$CONF"
+	check "systemd-$v-policy-refuses" test $rc -ne 0 -a ! -s "$T/log" &&
+		check "systemd-$v-policy-line" grep -q "^kmodns: could not insert 'sample_user': it uses namespace SAMPLE_CORE, refused to it by policy /etc/kmodns.d/t.conf:1" "$T/err"
+	rm "$R/etc/kmodns.d/t.conf"
 else
 	missing "systemd-trixie" "fetch-trixie-systemd failed: $(tail -1 "$T/fetch.err")"
 fi

@@ -157,9 +157,12 @@ static char *running_module_dir(void)
 	return dir;
 }
 
+/* The kernel of a module directory, judging with the installed policy (kmodns.d(5)) as modprobe. */
 static int kernel_new(const char *dirname, struct kmodns_kernel **kernel)
 {
 	const char *release = strrchr(dirname, '/') + 1;
+	struct kmodns_policy *policy = NULL;
+	int r;
 
 	if (ns_ctx == NULL) {
 		ns_ctx = kmodns_new();
@@ -168,7 +171,19 @@ static int kernel_new(const char *dirname, struct kmodns_kernel **kernel)
 		kmodns_set_log_priority(ns_ctx, LOG_WARNING);
 		kmodns_set_log_fn(ns_ctx, log_to_stderr, NULL);
 	}
-	return kmodns_kernel_new(ns_ctx, release, dirname, kernel);
+	r = kmodns_kernel_new(ns_ctx, release, dirname, kernel);
+	if (r < 0)
+		return r;
+	/* a malformed line is logged and the rest applies, as in modprobe */
+	r = kmodns_policy_new_installed(ns_ctx, NULL, &policy);
+	if (r < 0) {
+		fprintf(stderr, "kmodns: could not read the namespace policy: %s; the kernel's rule alone applies\n",
+			strerror(-r));
+		return 0;
+	}
+	kmodns_kernel_set_policy(*kernel, policy);
+	kmodns_policy_unref(policy);
+	return 0;
 }
 
 static struct timespec index_mtime(const char *dirname)
@@ -264,6 +279,8 @@ static void report(const struct kmodns_load_verdict *v)
 	if (status == KMODNS_LOAD_REFUSED)
 		fprintf(stderr, "kmodns: could not insert '%s': it %s\n",
 			kmodns_load_verdict_get_module(v), why);
+	else if (kmodns_load_verdict_get_policy_decision(v) >= 0)
+		fprintf(stderr, "kmodns: '%s' %s\n", kmodns_load_verdict_get_module(v), why);
 	else
 		fprintf(stderr, "kmodns: '%s' %s; the kernel loads it anyway (CONFIG_MODULE_ALLOW_MISSING_NAMESPACE_IMPORTS=y)\n",
 			kmodns_load_verdict_get_module(v), why);
