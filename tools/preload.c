@@ -8,7 +8,7 @@
  *    loads nothing, says why in one line on stderr and returns -EPERM;
  *  - kmod_module_insert_module() judges its one module the same way.
  * Everything else is libkmod's. A process that opens libkmod.so.2 with dlopen() and looks its
- * functions up with dlsym() (systemd 257) never sees a preloaded definition: dlopen() of
+ * functions up with dlsym() (systemd 257) would get libkmod's own probe function: dlopen() of
  * libkmod.so.2 hands out this object instead, whose dependencies put libkmod right behind it,
  * so dlsym() finds these two functions here and every other one in libkmod.
  */
