@@ -16,10 +16,17 @@ before=$(real_modules_state)
 
 # load PRELOAD CMD ARGS...: CMD under the trap with PRELOAD after the trap ("" for none);
 # T/out, T/err, T/log (the trap's calls), $rc
+# In a sanitizer build the preload links ASan's runtime, which must come first of all preloads.
+P_SANITIZERS=$(ldd "$P" 2>/dev/null | awk '$1 ~ /^lib(asan|ubsan)\.so/ && $3 ~ /^\// { printf "%s ", $3 }')
 load() {
-	local pre=$1; shift
+	local pre=$1 trap_preload; shift
 	: >"$T/log"
-	KMODNS_TRAP_LOG=$T/log LD_PRELOAD=$pre trap_run "$R" "$@" >"$T/out" 2>"$T/err"; rc=$?
+	trap_cache "$1" || return
+	# after the trap's own list, and not in trap-root's environment (bash has no ASan runtime)
+	[ -z "$pre" ] || trap_preload="$P_SANITIZERS$trap_preload $pre"
+	# foreign loaders leak what they like at exit; our own leaks are valgrind's to find
+	ASAN_OPTIONS=${P_SANITIZERS:+detect_leaks=0} KMODNS_TRAP_PRELOAD=$trap_preload KMODNS_TRAP_LOG=$T/log \
+		KMODNS_BUILDDIR=$B "$trap_root_cmd" run "$R" "$@" >"$T/out" 2>"$T/err"; rc=$?
 }
 calls() { awk '{ print $1, $2, $NF }' "$T/log" | tr '\n' ';'; }
 unload() { trap_unload_all "$R" || fail "unload: $(trap_loaded "$R" | tr '\n' ' ')"; }
