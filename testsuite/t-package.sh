@@ -6,7 +6,10 @@
 # diverted (still runnable) and ours answer; a kmod reinstall keeps the diversion; depmod and
 # kmodns check on the real 6.12 tree; mkinitramfs makes an image whose modprobe, libraries and
 # policy work there; the kernel postinst hook names a doctored module in updates/dkms and exits
-# 0; dpkg --purge leaves every path of kmod as it was (bytes, modes, link targets).
+# 0; dpkg --purge leaves every path of kmod as it was (bytes, modes, link targets). Last, that
+# system boots in qemu (TCG) as a disk with Debian's 6.1 kernel and an update-initramfs image,
+# once with kmodns and a policy refusing ums_alauda, once after its purge: the journal shows the
+# initramfs's modprobe and the refusal; the time to multi-user.target of both boots.
 . "$(dirname "$0")/lib.sh"
 
 # The packaging builds its own tree: once, on the plain build.
@@ -297,5 +300,114 @@ if in_root dpkg --purge kmodns libkmodns0 >"$T/purge.log" 2>&1; then
 	else fail "package: left after the purge:$left"; fi
 else
 	tail -10 "$T/purge.log"; fail "package: dpkg --purge kmodns failed"
+fi
+
+# ---- a real boot: that Debian 12 with its 6.1 kernel in qemu, kmodns installed --------------
+# The initramfs comes from update-initramfs; a policy refuses ums_alauda (which the kernel would
+# load); a unit at the end of the boot tries it and reports on the serial console, then the same
+# disk boots again with kmodns purged, for the boot time without it.
+K1=
+[ -f "$corpus/6.1/kver" ] && K1=$(cat "$corpus/6.1/kver")
+umount "$R/proc"; rm -rf "$R"
+if [ -z "$K1" ] || ! command -v qemu-system-x86_64 >/dev/null || ! command -v mkfs.ext4 >/dev/null; then
+	missing "package: boot" "needs the 6.1 corpus tree, qemu-system-x86 and e2fsprogs"
+	echo "  t-package: $(took "$t0") in all"; exit 0
+fi
+t=$(date +%s)
+mkdir "$R" && tar -C "$R" --zstd -xf "$tarball" && mount -t proc proc "$R/proc"
+printf '#!/bin/sh\nexit 101\n' >"$R/usr/sbin/policy-rc.d" && chmod 755 "$R/usr/sbin/policy-rc.d"
+mkdir -p "$R/tmp/debs" "$R/lib/modules" && cp "$(deb kmodns)" "$(deb libkmodns0)" "$R/tmp/debs/" &&
+	cp -al "$corpus/6.1/root/lib/modules/$K1" "$R/lib/modules/" && cp -al "$corpus/6.1/root/boot/." "$R/boot/"
+echo kmodns-vm >"$R/etc/hostname"
+echo '/dev/vda / ext4 defaults 0 1' >"$R/etc/fstab"
+printf 'virtio_pci\nvirtio_blk\next4\n' >>"$R/etc/initramfs-tools/modules"
+sed -i 's/^MODULES=.*/MODULES=list/' "$R/etc/initramfs-tools/initramfs.conf"
+# early boot: which modprobe the initramfs holds, into the kernel log
+mkdir -p "$R/etc/initramfs-tools/scripts/init-top"
+cat >"$R/etc/initramfs-tools/scripts/init-top/kmodns-proof" <<'SH'
+#!/bin/sh
+[ "$1" = prereqs ] && exit 0
+v=$(/sbin/modprobe --version | { read -r l; echo "$l"; })
+echo "kmodns-proof: initramfs modprobe -> $(readlink /sbin/modprobe || readlink /usr/sbin/modprobe): $v" >/dev/kmsg
+SH
+chmod 755 "$R/etc/initramfs-tools/scripts/init-top/kmodns-proof"
+cat >"$R/usr/local/sbin/kmodns-proof" <<'SH'
+#!/bin/sh
+# what this boot shows, on the serial console, then power off
+{
+	modprobe ums_alauda; echo "modprobe ums_alauda: exit $?"
+	grep -q '^ums_alauda ' /proc/modules && echo "ums_alauda: loaded" || echo "ums_alauda: not loaded"
+	modprobe --version | head -1
+	journalctl -b -o cat | grep 'ums_alauda' | sed 's/^/journal: /'
+	# the initramfs's line (journald keeps user-written kmsg records apart)
+	dmesg | grep 'kmodns-proof: ' | sed 's/^/dmesg: /'
+	# multi-user.target reached: this boot's time, kernel start to here
+	echo "uptime: $(cut -d' ' -f1 /proc/uptime)"
+} 2>&1 | sed 's/^/PROOF: /' >/dev/ttyS0
+systemctl poweroff --no-block
+SH
+chmod 755 "$R/usr/local/sbin/kmodns-proof"
+cat >"$R/etc/systemd/system/kmodns-proof.service" <<'UNIT'
+[Unit]
+Description=kmodns boot proof
+After=multi-user.target
+[Service]
+Type=oneshot
+# a load as any unit makes it: its refusal goes to the journal
+ExecStartPre=-/sbin/modprobe ums_alauda
+ExecStart=/usr/local/sbin/kmodns-proof
+[Install]
+WantedBy=multi-user.target
+UNIT
+ln -s /etc/systemd/system/kmodns-proof.service "$R/etc/systemd/system/multi-user.target.wants/"
+# a getty would hang up the serial console under the report
+ln -s /dev/null "$R/etc/systemd/system/serial-getty@ttyS0.service"
+# with the interposer (kmodns-preload.so) packaged, systemd-modules-load's own load is checked too
+preload=
+if dpkg-deb -c "$(deb kmodns)" | grep -q 'kmodns-preload\.so$'; then
+	preload=y; echo ums_alauda >"$R/etc/modules-load.d/kmodns-proof.conf"
+fi
+# boot VARIANT: the disk as it stands, its serial console into $T/boot-VARIANT.log
+boot() {
+	umount "$R/proc"
+	rm -f "$T/disk.img" && mkfs.ext4 -q -L root -d "$R" "$T/disk.img" 2G || return 1
+	mount -t proc proc "$R/proc"
+	timeout 300 qemu-system-x86_64 -m 1024 -smp 1 -nographic -no-reboot \
+		-kernel "$R/boot/vmlinuz-$K1" -initrd "$R/boot/initrd.img-$K1" \
+		-append "root=/dev/vda rw console=ttyS0 panic=-1 quiet" \
+		-drive "file=$T/disk.img,if=virtio,format=raw" >"$T/boot-$1.log" 2>&1
+}
+if in_root apt-get install -y --no-install-recommends "/tmp/debs/$(basename "$(deb kmodns)")" \
+	"/tmp/debs/$(basename "$(deb libkmodns0)")" >"$T/apt2.log" 2>&1 &&
+	printf 'refuse USB_STORAGE module=ums_alauda\n' >"$R/etc/kmodns.d/10-proof.conf" &&
+	in_root depmod "$K1" && in_root update-initramfs -c -k "$K1" >"$T/uinit.log" 2>&1 && boot with; then
+	tr -d '\r' <"$T/boot-with.log" | grep '^PROOF: ' | sed 's/^/  /'
+	b=$(tr -d '\r' <"$T/boot-with.log")
+	if grep -q "PROOF: dmesg: .*kmodns-proof: initramfs modprobe -> kmodns: kmodns version" <<<"$b" &&
+		grep -q "PROOF: journal: .*could not insert 'ums_alauda'.*policy /etc/kmodns.d/10-proof.conf:1" <<<"$b" &&
+		grep -q 'PROOF: ums_alauda: not loaded' <<<"$b" &&
+		{ [ -z "$preload" ] || grep -q "PROOF: journal: Failed to insert module 'ums_alauda'" <<<"$b"; }; then
+		pass "package: boot with kmodns ($(took "$t")): the initramfs's modprobe is ours; the policy's refusal of ums_alauda (modprobe${preload:+, systemd-modules-load through kmodns-preload}) is in the journal and it is not loaded"
+	else
+		tr -d '\r' <"$T/boot-with.log" | tail -15; fail "package: boot with kmodns"
+	fi
+	# the same disk without kmodns: kmod's tools, kmod's modprobe in the initramfs
+	t=$(date +%s)
+	if in_root dpkg --purge kmodns libkmodns0 >"$T/purge2.log" 2>&1 &&
+		in_root update-initramfs -u -k "$K1" >>"$T/uinit.log" 2>&1 && boot without; then
+		b=$(tr -d '\r' <"$T/boot-without.log")
+		w=$(tr -d '\r' <"$T/boot-with.log" | sed -n 's/^PROOF: uptime: //p')
+		wo=$(sed -n 's/^PROOF: uptime: //p' <<<"$b")
+		if grep -q 'PROOF: dmesg: .*kmodns-proof: initramfs modprobe -> [^:]*kmod: kmod version' <<<"$b" &&
+			grep -q 'PROOF: ums_alauda: loaded' <<<"$b" && [ -n "$w" ] && [ -n "$wo" ]; then
+			pass "package: boot without kmodns ($(took "$t")): kmod's modprobe, ums_alauda loads; multi-user reached at ${w}s with kmodns, ${wo}s without: ratio $(echo "$w $wo" | awk '{ printf "%.3f", $1 / $2 }')"
+		else
+			tr -d '\r' <"$T/boot-without.log" | tail -15; fail "package: boot without kmodns"
+		fi
+	else
+		tail -5 "$T/purge2.log" "$T/uinit.log"; fail "package: boot without kmodns: setup failed"
+	fi
+else
+	tail -5 "$T/apt2.log" "$T/uinit.log" "$T/boot-with.log" 2>/dev/null; fail "package: boot with kmodns: setup failed"
 fi
 echo "  t-package: $(took "$t0") in all"
