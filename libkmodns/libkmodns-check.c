@@ -696,6 +696,30 @@ KMODNS_EXPORT int kmodns_kernel_check_module(struct kmodns_kernel *k, const char
 	return 0;
 }
 
+KMODNS_EXPORT int kmodns_kernel_check_load_set(struct kmodns_kernel *k, const char *const *names,
+					       const char *const *paths, size_t count, unsigned flags,
+					       struct kmodns_load_verdict **verdicts)
+{
+	size_t i, refused = 0;
+
+	for (i = 0; i < count; i++) {
+		int r = kmodns_kernel_check_module(k, names[i], paths[i], flags, &verdicts[i]);
+
+		if (r == -ENOMEM) {
+			while (i-- > 0)
+				verdicts[i] = kmodns_load_verdict_unref(verdicts[i]);
+			return r;
+		}
+		/* the kernel reads the file too: it gives its own error */
+		if (r < 0)
+			WARN(k->ctx, "could not check the namespaces of '%s': %s; left to the kernel\n",
+			     names[i], strerror(-r));
+		else if (verdicts[i]->status == KMODNS_LOAD_REFUSED)
+			refused++;
+	}
+	return (int)refused;
+}
+
 KMODNS_EXPORT int kmodns_kernel_check_record(struct kmodns_kernel *k, const char *name,
 					     const struct kmodns_ns_record *rec,
 					     struct kmodns_load_verdict **out)

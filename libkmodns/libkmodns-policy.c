@@ -402,7 +402,8 @@ KMODNS_EXPORT int kmodns_policy_new_installed(struct kmodns_ctx *ctx, const char
 		return -ENOMEM;
 	r = list_installed(p, root ? root : "", &names, &paths);
 	if (r >= 0) {
-		qsort(paths.items, paths.count, sizeof(char *), compare_base_names);
+		if (paths.count > 1)
+			qsort(paths.items, paths.count, sizeof(char *), compare_base_names);
 		for (i = 0; i < paths.count && r >= 0; i++)
 			r = read_policy_file(p, paths.items[i], true);
 	}

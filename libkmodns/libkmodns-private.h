@@ -23,6 +23,7 @@ _printf_(6, 7) void kmodns_log(const struct kmodns_ctx *ctx, int priority, const
 			kmodns_log(ctx, prio, __FILE__, __LINE__, __func__, __VA_ARGS__); \
 	} while (0)
 #define ERR(ctx, ...) kmodns_log_cond(ctx, LOG_ERR, __VA_ARGS__)
+#define WARN(ctx, ...) kmodns_log_cond(ctx, LOG_WARNING, __VA_ARGS__)
 #define INFO(ctx, ...) kmodns_log_cond(ctx, LOG_INFO, __VA_ARGS__)
 #define DBG(ctx, ...) kmodns_log_cond(ctx, LOG_DEBUG, __VA_ARGS__)
 

@@ -352,6 +352,15 @@ struct kmodns_load_verdict;
  */
 int kmodns_kernel_check_module(struct kmodns_kernel *kernel, const char *name, const char *path,
 			       unsigned flags, struct kmodns_load_verdict **verdict);
+/*
+ * Judges a whole load set before any of it is loaded: modules names[i] at paths[i], in load
+ * order. verdicts[i] gets each verdict, or NULL for a module whose file could not be read
+ * (logged as a warning and left to the kernel). Returns how many are refused — a loader
+ * loads nothing of the set unless it is 0 — or -ENOMEM.
+ */
+int kmodns_kernel_check_load_set(struct kmodns_kernel *kernel, const char *const *names,
+				 const char *const *paths, size_t count, unsigned flags,
+				 struct kmodns_load_verdict **verdicts);
 /* The same judgement of a record already in hand (modinfo's, made with -E's exports). */
 int kmodns_kernel_check_record(struct kmodns_kernel *kernel, const char *name,
 			       const struct kmodns_ns_record *record,

@@ -26,6 +26,15 @@ check "installed-lsmod-runs" test $? -eq 1 -a "$(cat "$T/lsmod.err")" = "Usage: 
 "$R$prefix/sbin/rmmod" --help >"$T/rmmod.out"
 check "installed-rmmod-runs" grep -q "^	rmmod \[options\] modulename ...$" "$T/rmmod.out"
 check "installed-man-loaders" test -f "$R$prefix/share/man/man8/modprobe.8" -a -f "$R$prefix/share/man/man8/insmod.8"
+# the interposer for libkmod's other users, its systemd drop-ins naming it, and its man page
+pkglibdir=$(sed -n 's/^pkglibdir = //p' "$B/Makefile" | sed "s|\$(libdir)|$libdir|;s|\${libdir}|$libdir|")
+pre=$pkglibdir/kmodns-preload.so
+check "installed-preload" test -f "$R$pre" -a ! -e "$R$pkglibdir/kmodns-preload.la"
+check "installed-preload-defines-three" test "$(nm -D --defined-only "$R$pre" | awk '$2 == "T" { print $3 }' | sort | tr '\n' ' ')" = "dlopen kmod_module_insert_module kmod_module_probe_insert_module "
+for u in systemd-udevd systemd-modules-load; do
+	check "installed-dropin-$u" grep -qxF "Environment=LD_PRELOAD=$pre" "$R$prefix/lib/systemd/system/$u.service.d/kmodns.conf"
+done
+check "installed-man-preload" test -f "$R$prefix/share/man/man8/kmodns-preload.8"
 so=$(ls "$R$libdir"/libkmodns.so.* 2>/dev/null | head -1)
 check "installed-library" test -n "$so"
 # Only kmodns_* symbols are exported, every one at version LIBKMODNS_1.

@@ -260,36 +260,20 @@ int loader_kernel_new(struct kmodns_ctx *ns_ctx, const char *release, const char
 	return 0;
 }
 
-/* One module: its verdict printed as asked, a refusal as an error line; -EPERM when refused. */
-static int check_one(struct kmodns_kernel *kernel, struct kmod_module *mod, unsigned flags)
+/* One verdict printed as asked: a refusal as an error line, a warning, a note. */
+static int report_verdict(const struct kmodns_load_verdict *v, unsigned flags)
 {
-	const char *name = kmod_module_get_name(mod), *path = kmod_module_get_path(mod);
-	struct kmodns_load_verdict *v = NULL;
-	_cleanup_free_ char *why = NULL;
-	enum kmodns_load_status status;
-	int r;
+	const char *name = kmodns_load_verdict_get_module(v);
+	enum kmodns_load_status status = kmodns_load_verdict_get_status(v);
+	_cleanup_free_ char *why = kmodns_load_verdict_describe(v);
 
-	r = kmodns_kernel_check_module(kernel, name, path,
-				       flags & LOAD_CHECK_READ_FILES ? KMODNS_CHECK_READ_FILE : 0, &v);
-	if (r < 0) {
-		/* the kernel reads the file too: let it give its own error */
-		LOG_WARN("could not check the namespaces of '%s': %s; left to the kernel\n", name,
-			 strerror(-r));
-		return 0;
-	}
-	status = kmodns_load_verdict_get_status(v);
-	why = kmodns_load_verdict_describe(v);
-	if (why == NULL) {
-		kmodns_load_verdict_unref(v);
+	if (why == NULL)
 		return -ENOMEM;
-	}
 	if (flags & LOAD_CHECK_SHOW) {
 		_cleanup_free_ char *shown = tool_verdict_text(v);
 
-		if (shown == NULL) {
-			kmodns_load_verdict_unref(v);
+		if (shown == NULL)
 			return -ENOMEM;
-		}
 		printf("namespaces %s: %s (%s)\n", name, shown,
 		       kmodns_load_verdict_from_record(v) ? "depmod's record" : "module file");
 	}
@@ -303,21 +287,36 @@ static int check_one(struct kmodns_kernel *kernel, struct kmod_module *mod, unsi
 	else if (!kmodns_load_verdict_vmlinux_known(v))
 		loader_log(LOG_NOTICE, "%s: namespaces of vmlinux's exports unknown (no build/Module.symvers when depmod ran); "
 			 "those symbols are left to the kernel\n", name);
-	kmodns_load_verdict_unref(v);
-	return status == KMODNS_LOAD_REFUSED ? -EPERM : 0;
+	return 0;
 }
 
 int load_set_check(struct kmodns_kernel *kernel, const struct load_set *set, unsigned flags)
 {
+	_cleanup_free_ const char **names = calloc(set->count, sizeof(*names));
+	_cleanup_free_ const char **paths = calloc(set->count, sizeof(*paths));
+	_cleanup_free_ struct kmodns_load_verdict **verdicts = calloc(set->count, sizeof(*verdicts));
 	size_t i;
-	int err = 0;
+	int refused, err = 0;
 
+	if (set->count == 0)
+		return 0;
+	if (names == NULL || paths == NULL || verdicts == NULL)
+		return -ENOMEM;
 	for (i = 0; i < set->count; i++) {
-		int r = check_one(kernel, set->mods[i], flags);
-		if (r == -ENOMEM)
-			return r;
-		if (r < 0)
-			err = r;
+		names[i] = kmod_module_get_name(set->mods[i]);
+		paths[i] = kmod_module_get_path(set->mods[i]);
 	}
-	return err;
+	refused = kmodns_kernel_check_load_set(kernel, names, paths, set->count,
+					       flags & LOAD_CHECK_READ_FILES ? KMODNS_CHECK_READ_FILE : 0,
+					       verdicts);
+	if (refused < 0)
+		return refused;
+	for (i = 0; i < set->count; i++) {
+		if (verdicts[i] != NULL && err == 0)
+			err = report_verdict(verdicts[i], flags);
+		kmodns_load_verdict_unref(verdicts[i]);
+	}
+	if (err < 0)
+		return err;
+	return refused > 0 ? -EPERM : 0;
 }

@@ -1,0 +1,413 @@
+#!/bin/bash
+# The Debian packages (debian/), as an admin meets them. Built with dpkg-buildpackage from the
+# sources (cached by a hash of them in ~/.cache/kmodns-package) and checked with lintian; the -dev
+# package builds a program. Then in a Debian 12 made by debootstrap (tarball cached in
+# ~/.cache/kmodns-debootstrap), in a chroot: apt installs kmodns over kmod; kmod's tools are
+# diverted (still runnable) and ours answer; a kmod reinstall keeps the diversion; depmod and
+# kmodns check on the real 6.12 tree; mkinitramfs makes an image whose modprobe, libraries and
+# policy work there; the kernel postinst hook names a doctored module in updates/dkms and exits
+# 0; dpkg --purge leaves every path of kmod as it was (bytes, modes, link targets). Last, that
+# system boots in qemu (TCG) as a disk with Debian's 6.1 kernel and an update-initramfs image,
+# once with kmodns and a policy refusing ums_alauda, once after its purge: the journal shows the
+# initramfs's modprobe and the refusal; the time to multi-user.target of both boots.
+. "$(dirname "$0")/lib.sh"
+
+# The packaging builds its own tree: once, on the plain build.
+case $B in
+*build-sanitizers) skip "package: runs once, on the plain build (this is the sanitizer build)"; exit 0 ;;
+esac
+if [ -n "$W" ]; then skip "package: runs once, on the plain build (KMODNS_TEST_WRAPPER is set)"; exit 0; fi
+[ "$(id -u)" -eq 0 ] || { missing package "needs root (debootstrap, chroot)"; exit 0; }
+need=
+for p in dpkg-buildpackage dpkg-checkbuilddeps dh lintian debootstrap chroot zstd xz sha256sum; do
+	command -v $p >/dev/null || need="$need $p"
+done
+[ -z "$need" ] || { missing package "not installed:$need (.ci/install-deps)"; exit 0; }
+if ! (cd "$S" && dpkg-checkbuilddeps) 2>"${TMPDIR:-/tmp}/kmodns-bdeps.$$"; then
+	missing package "$(cat "${TMPDIR:-/tmp}/kmodns-bdeps.$$") (.ci/install-deps)"
+	rm -f "${TMPDIR:-/tmp}/kmodns-bdeps.$$"; exit 0
+fi
+rm -f "${TMPDIR:-/tmp}/kmodns-bdeps.$$"
+
+T=$(tmpdir) R=
+cleanup() {
+	[ -z "$R" ] || ! mountpoint -q "$R/proc" || umount "$R/proc"
+	if [ -n "${KMODNS_KEEP:-}" ]; then echo "  kept: $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT
+cache=${XDG_CACHE_HOME:-$HOME/.cache}
+t0=$(date +%s)
+took() { echo "$(($(date +%s) - $1))s"; }
+
+# ---- build and lintian ---------------------------------------------------------------------
+# sources: the git checkout's files (tracked and new, not ignored), else every file but builds
+sources() {
+	if git -C "$S" rev-parse --git-dir >/dev/null 2>&1; then
+		git -C "$S" ls-files -co --exclude-standard
+	else
+		(cd "$S" && find . \( -name 'build*' -o -name .git \) -prune -o -type f -print | sed 's|^\./||')
+	fi | LC_ALL=C sort -u | (cd "$S" && while read -r f; do [ -f "$f" ] && echo "$f"; done)
+}
+key=$(cd "$S" && sources | tr '\n' '\0' | xargs -0 sha256sum | sha256sum | cut -c1-16)
+D=$cache/kmodns-package/$key
+if [ -f "$D/ok" ]; then
+	pass "package: build (cached, key $key)"
+else
+	t=$(date +%s)
+	rm -rf "$cache/kmodns-package" && mkdir -p "$T/src/kmodns" "$D.new" &&
+		(cd "$S" && sources | tar -cf - -T -) | tar -xf - -C "$T/src/kmodns"
+	if (cd "$T/src/kmodns" && nice dpkg-buildpackage -b -us -uc -j"$(nproc)") >"$T/build.log" 2>&1; then
+		mv "$T"/src/*.deb "$T"/src/*.changes "$D.new/" && touch "$D.new/ok" && mv "$D.new" "$D"
+		pass "package: build (dpkg-buildpackage -b, $(took "$t"))"
+	else
+		tail -30 "$T/build.log"
+		fail "package: build (dpkg-buildpackage -b failed)"
+		exit 0
+	fi
+fi
+# lintian's verdict is kept with the packages it judged
+if [ ! -f "$D/lintian.rc" ]; then
+	(cd "$D" && nice lintian -I --pedantic ./*.deb 2>&1 >lintian.log |
+		grep -v '^running with root privileges' >>lintian.log; echo "${PIPESTATUS[0]}" >lintian.rc)
+fi
+sed 's/^/  lintian: /' "$D/lintian.log"
+if [ "$(cat "$D/lintian.rc")" -le 1 ] && ! grep -q '^[EW]: ' "$D/lintian.log"; then
+	pass "package: lintian (no error or warning; $(grep -c '^[IPX]: ' "$D/lintian.log") info/pedantic tags)"
+else
+	fail "package: lintian reports errors or warnings"
+fi
+deb() { ls "$D/$1"_*.deb; }
+for p in kmodns libkmodns0 libkmodns-dev; do
+	deb $p >/dev/null 2>&1 || { fail "package: $p was not built"; exit 0; }
+done
+
+# ---- libkmodns-dev: the header, pkg-config file and library build and run a program -------
+mkdir "$T/dev"
+dpkg-deb -x "$(deb libkmodns-dev)" "$T/dev" && dpkg-deb -x "$(deb libkmodns0)" "$T/dev"
+libdir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+cat >"$T/demo.c" <<'C'
+#include <stdio.h>
+#include <libkmodns.h>
+int main(int argc, char **argv)
+{
+	struct kmodns_ctx *ctx = kmodns_new();
+	struct kmodns_module *mod;
+	size_t i;
+	if (argc < 2 || kmodns_module_new_from_path(ctx, argv[1], 0, &mod) < 0)
+		return 1;
+	for (i = 0; i < kmodns_module_get_export_count(mod); i++) {
+		const struct kmodns_export *e = kmodns_module_get_export(mod, i);
+		printf("%s %s\n", kmodns_export_get_symbol(e), kmodns_export_get_namespace(e));
+	}
+	kmodns_module_unref(mod);
+	kmodns_unref(ctx);
+	return 0;
+}
+C
+K=
+[ -f "$corpus/6.12/kver" ] && K=$(cat "$corpus/6.12/kver")
+M=$corpus/6.12/root/lib/modules/$K
+if [ -z "$K" ] || [ ! -d "$M/kernel" ]; then
+	missing "package: corpus" "the real 6.12 tree is not in $corpus (../shared/corpus/fetch-debian-kernels)"; exit 0
+fi
+if PKG_CONFIG_SYSROOT_DIR=$T/dev PKG_CONFIG_PATH=$T/dev$libdir/pkgconfig \
+	cc -o "$T/demo" "$T/demo.c" $(PKG_CONFIG_SYSROOT_DIR=$T/dev PKG_CONFIG_PATH=$T/dev$libdir/pkgconfig \
+		pkg-config --cflags --libs libkmodns) 2>"$T/cc.log" &&
+	LD_LIBRARY_PATH=$T/dev$libdir "$T/demo" "$M/kernel/drivers/usb/storage/usb-storage.ko.xz" >"$T/demo.out"; then
+	check "package: libkmodns-dev builds a program that reads usb-storage's USB_STORAGE exports" \
+		grep -q ' USB_STORAGE$' "$T/demo.out"
+else
+	cat "$T/cc.log"; fail "package: libkmodns-dev: a program against libkmodns.pc does not build or run"
+fi
+
+# ---- a Debian 12 system (debootstrap, cached) --------------------------------------------
+# kmod and initramfs-tools as Debian installs them; systemd for a system that can boot.
+includes=systemd-sysv,udev,kmod,initramfs-tools,libelf1,libssl3,liblz4-1,zstd
+tarball=$cache/kmodns-debootstrap/bookworm-minbase-$(echo "$includes" | sha256sum | cut -c1-8).tar.zst
+if [ ! -f "$tarball" ]; then
+	t=$(date +%s)
+	mkdir -p "$T/dbs" "$(dirname "$tarball")"
+	if nice debootstrap --variant=minbase --include="$includes" bookworm "$T/dbs" \
+		"${KMODNS_DEBIAN_MIRROR:-http://deb.debian.org/debian}" >"$T/dbs.log" 2>&1; then
+		# kmod's package stays (the reinstall case below), the other downloads go
+		find "$T/dbs/var/cache/apt/archives" -name '*.deb' ! -name 'kmod_*' -delete
+		tar -C "$T/dbs" --zstd -cf "$tarball.new" . && mv "$tarball.new" "$tarball"
+		rm -rf "$T/dbs"
+		pass "package: debootstrap Debian 12 minbase ($(took "$t"))"
+	else
+		tail -5 "$T/dbs.log"; rm -rf "$T/dbs"
+		missing "package: debootstrap" "debootstrap bookworm failed (no network?)"; exit 0
+	fi
+fi
+R=$T/root
+mkdir "$R" && tar -C "$R" --zstd -xf "$tarball" && mount -t proc proc "$R/proc" ||
+	{ fail "package: unpacking $tarball"; exit 0; }
+# no service starts in the chroot
+printf '#!/bin/sh\nexit 101\n' >"$R/usr/sbin/policy-rc.d" && chmod 755 "$R/usr/sbin/policy-rc.d"
+in_root() { chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"; }
+# kmod_state: every path kmod's package owns (type, mode, bytes or link target) and the diversions
+kmod_state() {
+	in_root sh -c 'dpkg-query -L kmod | grep "^/" | while read -r p; do
+		if [ -L "$p" ]; then echo "$p link $(readlink "$p")"
+		elif [ -d "$p" ]; then echo "$p dir $(stat -c %a "$p")"
+		elif [ -f "$p" ]; then echo "$p file $(stat -c "%a %U" "$p") $(sha256sum <"$p" | cut -c1-64)"
+		else echo "$p absent"; fi
+	done; dpkg-divert --list | sort'
+}
+kmod_state >"$T/state.before"
+
+mkdir "$R/tmp/debs" && cp "$(deb kmodns)" "$(deb libkmodns0)" "$R/tmp/debs/"
+if in_root apt-get install -y --no-install-recommends "/tmp/debs/$(basename "$(deb kmodns)")" \
+	"/tmp/debs/$(basename "$(deb libkmodns0)")" \
+	>"$T/apt.log" 2>&1; then
+	pass "package: apt-get install ./kmodns_*.deb on Debian 12 with kmod"
+else
+	tail -20 "$T/apt.log"; fail "package: apt-get install ./kmodns_*.deb failed"; exit 0
+fi
+
+tools="/sbin/modprobe /sbin/insmod /sbin/rmmod /sbin/lsmod /sbin/modinfo /sbin/depmod /bin/lsmod"
+# diverted: every tool and man page of kmod's, to kmodns, its bytes at the new place
+bad=
+for f in $tools /usr/share/man/man8/{modprobe,insmod,rmmod,lsmod,modinfo,depmod}.8.gz; do
+	[ "$(in_root dpkg-divert --listpackage "$f")" = kmodns ] || bad="$bad $f"
+done
+kmod=$(in_root readlink -f /bin/kmod)
+for f in $tools; do
+	[ "$(in_root readlink -f "/usr/lib/kmodns/kmod$f")" = "$kmod" ] || bad="$bad kmod$f"
+done
+for m in modprobe insmod rmmod lsmod modinfo depmod; do
+	[ -f "$R/usr/share/man/man8/$m.kmod.8.gz" ] || bad="$bad $m.kmod.8.gz"
+done
+if [ -z "$bad" ]; then pass "package: kmod's 7 tool paths and 6 man pages diverted to kmodns, moved aside"
+else fail "package: not diverted as expected:$bad"; fi
+
+bad=
+for t in modprobe insmod rmmod modinfo depmod; do
+	in_root "$t" --version 2>&1 | grep -q '^kmodns version' || bad="$bad $t"
+	in_root "/usr/lib/kmodns/kmod/sbin/$t" --version 2>&1 | grep -q '^kmod version' || bad="$bad kmod-$t"
+done
+# lsmod has no --version (kmod's neither): which binary it is, and kmod's still runs as lsmod
+ours=$(in_root readlink -f /sbin/kmodns)
+for f in /sbin/lsmod /bin/lsmod; do
+	[ "$(in_root readlink -f "$f")" = "$ours" ] || bad="$bad $f"
+	in_root "/usr/lib/kmodns/kmod$f" --help 2>&1 | grep -q '^Usage: .*lsmod' || bad="$bad kmod$f"
+done
+if [ -z "$bad" ]; then pass "package: modprobe insmod rmmod lsmod modinfo depmod are kmodns; kmod's stay runnable in /usr/lib/kmodns/kmod"
+else fail "package: the wrong tool answers:$bad"; fi
+
+# a kmod upgrade (here a reinstall of the same package) unpacks under the diversion
+if in_root sh -c 'dpkg -i /var/cache/apt/archives/kmod_*.deb' >"$T/kmod.log" 2>&1 &&
+	in_root modprobe --version | grep -q '^kmodns version' &&
+	in_root /usr/lib/kmodns/kmod/sbin/modprobe --version | grep -q '^kmod version' &&
+	[ "$(in_root dpkg-divert --listpackage /sbin/modprobe)" = kmodns ]; then
+	pass "package: reinstalling kmod keeps the diversion (modprobe stays ours, kmod's in /usr/lib/kmodns/kmod)"
+else
+	tail -5 "$T/kmod.log"; fail "package: reinstalling kmod broke the diversion"
+fi
+
+# the real 6.12 tree, hard links (nothing below writes into a module file), and its kernel image
+mkdir -p "$R/lib/modules" && cp -al "$M" "$R/lib/modules/$K" &&
+	cp -al "$corpus/6.12/root/boot/." "$R/boot/"
+rm -f "$R/lib/modules/$K"/modules.{dep,dep.bin,alias,alias.bin,symbols,symbols.bin,namespaces}
+t=$(date +%s)
+if in_root depmod "$K" 2>"$T/depmod.err" && [ -s "$R/lib/modules/$K/modules.namespaces" ] &&
+	[ -s "$R/lib/modules/$K/modules.dep.bin" ]; then
+	pass "package: depmod $K is ours (modules.namespaces written, $(took "$t"))"
+else
+	cat "$T/depmod.err"; fail "package: depmod $K"
+fi
+if in_root kmodns check -q -S "$K" >"$T/check.out" 2>&1; then
+	pass "package: kmodns check -S $K under the installed default policy: no module refused"
+else
+	head -5 "$T/check.out"; fail "package: kmodns check -S $K refuses modules of Debian's own tree"
+fi
+check "package: the default policy (/usr/lib/kmodns.d) passes kmodns policy --check" \
+	in_root kmodns policy --check -q -S "$K"
+
+# ---- the initramfs: our modprobe, the libraries it opens, the policy, the records ----------
+printf 'usb-storage\nums-alauda\n' >>"$R/etc/initramfs-tools/modules"
+sed -i 's/^MODULES=.*/MODULES=list/' "$R/etc/initramfs-tools/initramfs.conf"
+t=$(date +%s)
+if in_root mkinitramfs -o /tmp/initrd.img "$K" >"$T/mkinitramfs.log" 2>&1 &&
+	in_root unmkinitramfs /tmp/initrd.img /tmp/initrd >>"$T/mkinitramfs.log" 2>&1; then
+	I=$R/tmp/initrd; [ -d "$I/main" ] && I=$I/main
+	bad=
+	[ "$(readlink "$I/usr/sbin/modprobe")" = kmodns ] && [ -x "$I/usr/sbin/kmodns" ] || bad="$bad modprobe"
+	for so in libelf.so.1 libzstd.so.1 liblzma.so.5 libz.so.1 liblz4.so.1 libkmod.so.2 libcrypto.so.3; do
+		[ -e "$I$libdir/$so" ] || bad="$bad $so"
+	done
+	[ -f "$I/usr/lib/kmodns.d/50-default.conf" ] || bad="$bad policy"
+	[ -f "$I/lib/modules/$K/modules.dep.bin" ] || bad="$bad modules.dep.bin"
+	if [ -n "$bad" ]; then
+		fail "package: mkinitramfs ($(took "$t")): the image lacks$bad"
+	elif chroot "$I" /usr/sbin/modprobe --version | grep -q '^kmodns version' &&
+		chroot "$I" /usr/sbin/modprobe --show-exports -S "$K" usb-storage >"$T/explain" 2>&1 &&
+		grep -q 'usb_stor_.*USB_STORAGE$' "$T/explain" &&
+		chroot "$I" /usr/sbin/modprobe -n -v -S "$K" ums_alauda >"$T/probe" 2>&1 &&
+		grep -q 'ums-alauda' "$T/probe"; then
+		pass "package: mkinitramfs ($(took "$t")): modprobe is kmodns, reads usb-storage's exports there (libelf, liblzma dlopen'ed) and resolves ums_alauda; policy and modules.dep.bin in the image"
+	else
+		sed 's/^/  --show-exports: /' "$T/explain" | tail -3; sed 's/^/  modprobe -n -v: /' "$T/probe" 2>/dev/null
+		fail "package: mkinitramfs: our modprobe does not work inside the image"
+	fi
+else
+	tail -10 "$T/mkinitramfs.log"; fail "package: mkinitramfs $K failed"
+fi
+
+# ---- the kernel postinst hook on a tree with a doctored DKMS module ------------------------
+up=$R/lib/modules/$K/updates/dkms
+mkdir -p "$up" && xz -dc "$M/kernel/drivers/usb/storage/ums-alauda.ko.xz" >"$T/plain.ko"
+if [ ! -x "$B/testsuite/mutate" ]; then
+	missing "package: kernel hook" "$B/testsuite/mutate not built (make check-programs)"
+elif "$B/testsuite/mutate" "$T/plain.ko" "$up/ums-alauda.ko" modinfo-replace import_ns=USB_STORAGE "" &&
+	in_root depmod "$K" 2>/dev/null; then
+	in_root /etc/kernel/postinst.d/kmodns "$K" "/boot/vmlinuz-$K" >"$T/hook.out" 2>&1
+	rc=$?
+	sed 's/^/  hook: /' "$T/hook.out"
+	if [ "$rc" -eq 0 ] && [ "$(grep -c 'WARNING.*ums_alauda' "$T/hook.out")" -eq 1 ] &&
+		grep -q 'ums_alauda.*MODULE_IMPORT_NS(USB_STORAGE)' "$T/hook.out" &&
+		cmp -s "$R/etc/kernel/postinst.d/kmodns" "$R/etc/kernel/header_postinst.d/kmodns"; then
+		pass "package: /etc/kernel/postinst.d/kmodns names updates/dkms/ums-alauda with its fix, exit 0"
+	else
+		fail "package: kernel postinst hook (exit $rc) did not name ums_alauda once with its fix"
+	fi
+	rm -rf "$R/lib/modules/$K/kernel"
+	if in_root /etc/kernel/postinst.d/kmodns "$K" "/boot/vmlinuz-$K" >"$T/hook2.out" 2>&1 &&
+		[ "$(wc -l <"$T/hook2.out")" -le 6 ]; then
+		pass "package: the kernel postinst hook exits 0 on a tree it cannot read, in at most 6 lines"
+	else
+		fail "package: the kernel postinst hook on a tree it cannot read: exit $?, $(wc -l <"$T/hook2.out") lines"
+	fi
+else
+	fail "package: doctoring ums-alauda into updates/dkms"
+fi
+
+# ---- purge: kmod exactly as before -----------------------------------------------------------
+rm -rf "$R/lib/modules/$K" "$R/boot/"*"$K"
+if in_root dpkg --purge kmodns libkmodns0 >"$T/purge.log" 2>&1; then
+	kmod_state >"$T/state.after"
+	if cmp -s "$T/state.before" "$T/state.after"; then
+		pass "package: dpkg --purge kmodns: every path of kmod's ($(grep -vc dir "$T/state.before") files and links) byte- and link-identical, no diversion left"
+	else
+		diff "$T/state.before" "$T/state.after" | head -10
+		fail "package: dpkg --purge kmodns left kmod changed"
+	fi
+	left=
+	for p in /usr/lib/kmodns /etc/kmodns.d /usr/lib/kmodns.d /etc/kernel/postinst.d/kmodns /sbin/kmodns; do
+		[ -e "$R$p" ] && left="$left $p"
+	done
+	if [ -z "$left" ]; then pass "package: nothing of kmodns left after the purge"
+	else fail "package: left after the purge:$left"; fi
+else
+	tail -10 "$T/purge.log"; fail "package: dpkg --purge kmodns failed"
+fi
+
+# ---- a real boot: that Debian 12 with its 6.1 kernel in qemu, kmodns installed --------------
+# The initramfs comes from update-initramfs; a policy refuses ums_alauda (which the kernel would
+# load); a unit at the end of the boot tries it and reports on the serial console, then the same
+# disk boots again with kmodns purged, for the boot time without it.
+K1=
+[ -f "$corpus/6.1/kver" ] && K1=$(cat "$corpus/6.1/kver")
+umount "$R/proc"; rm -rf "$R"
+if [ -z "$K1" ] || ! command -v qemu-system-x86_64 >/dev/null || ! command -v mkfs.ext4 >/dev/null; then
+	missing "package: boot" "needs the 6.1 corpus tree, qemu-system-x86 and e2fsprogs"
+	echo "  t-package: $(took "$t0") in all"; exit 0
+fi
+t=$(date +%s)
+mkdir "$R" && tar -C "$R" --zstd -xf "$tarball" && mount -t proc proc "$R/proc"
+printf '#!/bin/sh\nexit 101\n' >"$R/usr/sbin/policy-rc.d" && chmod 755 "$R/usr/sbin/policy-rc.d"
+mkdir -p "$R/tmp/debs" "$R/lib/modules" && cp "$(deb kmodns)" "$(deb libkmodns0)" "$R/tmp/debs/" &&
+	cp -al "$corpus/6.1/root/lib/modules/$K1" "$R/lib/modules/" && cp -al "$corpus/6.1/root/boot/." "$R/boot/"
+echo kmodns-vm >"$R/etc/hostname"
+echo '/dev/vda / ext4 defaults 0 1' >"$R/etc/fstab"
+printf 'virtio_pci\nvirtio_blk\next4\n' >>"$R/etc/initramfs-tools/modules"
+sed -i 's/^MODULES=.*/MODULES=list/' "$R/etc/initramfs-tools/initramfs.conf"
+# early boot: which modprobe the initramfs holds, into the kernel log
+mkdir -p "$R/etc/initramfs-tools/scripts/init-top"
+cat >"$R/etc/initramfs-tools/scripts/init-top/kmodns-proof" <<'SH'
+#!/bin/sh
+[ "$1" = prereqs ] && exit 0
+v=$(/sbin/modprobe --version | { read -r l; echo "$l"; })
+echo "kmodns-proof: initramfs modprobe -> $(readlink /sbin/modprobe || readlink /usr/sbin/modprobe): $v" >/dev/kmsg
+SH
+chmod 755 "$R/etc/initramfs-tools/scripts/init-top/kmodns-proof"
+cat >"$R/usr/local/sbin/kmodns-proof" <<'SH'
+#!/bin/sh
+# what this boot shows, on the serial console, then power off
+{
+	modprobe ums_alauda; echo "modprobe ums_alauda: exit $?"
+	grep -q '^ums_alauda ' /proc/modules && echo "ums_alauda: loaded" || echo "ums_alauda: not loaded"
+	modprobe --version | head -1
+	journalctl -b -o cat | grep 'ums_alauda' | sed 's/^/journal: /'
+	# the initramfs's line (journald keeps user-written kmsg records apart)
+	dmesg | grep 'kmodns-proof: ' | sed 's/^/dmesg: /'
+	# multi-user.target reached: this boot's time, kernel start to here
+	echo "uptime: $(cut -d' ' -f1 /proc/uptime)"
+} 2>&1 | sed 's/^/PROOF: /' >/dev/ttyS0
+systemctl poweroff --no-block
+SH
+chmod 755 "$R/usr/local/sbin/kmodns-proof"
+cat >"$R/etc/systemd/system/kmodns-proof.service" <<'UNIT'
+[Unit]
+Description=kmodns boot proof
+After=multi-user.target
+[Service]
+Type=oneshot
+# a load as any unit makes it: its refusal goes to the journal
+ExecStartPre=-/sbin/modprobe ums_alauda
+ExecStart=/usr/local/sbin/kmodns-proof
+[Install]
+WantedBy=multi-user.target
+UNIT
+ln -s /etc/systemd/system/kmodns-proof.service "$R/etc/systemd/system/multi-user.target.wants/"
+# a getty would hang up the serial console under the report
+ln -s /dev/null "$R/etc/systemd/system/serial-getty@ttyS0.service"
+# with the interposer (kmodns-preload.so) packaged, systemd-modules-load's own load is checked too
+preload=
+if dpkg-deb -c "$(deb kmodns)" | grep -q 'kmodns-preload\.so$'; then
+	preload=y; echo ums_alauda >"$R/etc/modules-load.d/kmodns-proof.conf"
+fi
+# boot VARIANT: the disk as it stands, its serial console into $T/boot-VARIANT.log
+boot() {
+	umount "$R/proc"
+	rm -f "$T/disk.img" && mkfs.ext4 -q -L root -d "$R" "$T/disk.img" 2G || return 1
+	mount -t proc proc "$R/proc"
+	timeout 300 qemu-system-x86_64 -m 1024 -smp 1 -nographic -no-reboot \
+		-kernel "$R/boot/vmlinuz-$K1" -initrd "$R/boot/initrd.img-$K1" \
+		-append "root=/dev/vda rw console=ttyS0 panic=-1 quiet" \
+		-drive "file=$T/disk.img,if=virtio,format=raw" >"$T/boot-$1.log" 2>&1
+}
+if in_root apt-get install -y --no-install-recommends "/tmp/debs/$(basename "$(deb kmodns)")" \
+	"/tmp/debs/$(basename "$(deb libkmodns0)")" >"$T/apt2.log" 2>&1 &&
+	printf 'refuse USB_STORAGE module=ums_alauda\n' >"$R/etc/kmodns.d/10-proof.conf" &&
+	in_root depmod "$K1" && in_root update-initramfs -c -k "$K1" >"$T/uinit.log" 2>&1 && boot with; then
+	tr -d '\r' <"$T/boot-with.log" | grep '^PROOF: ' | sed 's/^/  /'
+	b=$(tr -d '\r' <"$T/boot-with.log")
+	if grep -q "PROOF: dmesg: .*kmodns-proof: initramfs modprobe -> kmodns: kmodns version" <<<"$b" &&
+		grep -q "PROOF: journal: .*could not insert 'ums_alauda'.*policy /etc/kmodns.d/10-proof.conf:1" <<<"$b" &&
+		grep -q 'PROOF: ums_alauda: not loaded' <<<"$b" &&
+		{ [ -z "$preload" ] || grep -q "PROOF: journal: Failed to insert module 'ums_alauda'" <<<"$b"; }; then
+		pass "package: boot with kmodns ($(took "$t")): the initramfs's modprobe is ours; the policy's refusal of ums_alauda (modprobe${preload:+, systemd-modules-load through kmodns-preload}) is in the journal and it is not loaded"
+	else
+		tr -d '\r' <"$T/boot-with.log" | tail -15; fail "package: boot with kmodns"
+	fi
+	# the same disk without kmodns: kmod's tools, kmod's modprobe in the initramfs
+	t=$(date +%s)
+	if in_root dpkg --purge kmodns libkmodns0 >"$T/purge2.log" 2>&1 &&
+		in_root update-initramfs -u -k "$K1" >>"$T/uinit.log" 2>&1 && boot without; then
+		b=$(tr -d '\r' <"$T/boot-without.log")
+		w=$(tr -d '\r' <"$T/boot-with.log" | sed -n 's/^PROOF: uptime: //p')
+		wo=$(sed -n 's/^PROOF: uptime: //p' <<<"$b")
+		if grep -q 'PROOF: dmesg: .*kmodns-proof: initramfs modprobe -> [^:]*kmod: kmod version' <<<"$b" &&
+			grep -q 'PROOF: ums_alauda: loaded' <<<"$b" && [ -n "$w" ] && [ -n "$wo" ]; then
+			pass "package: boot without kmodns ($(took "$t")): kmod's modprobe, ums_alauda loads; multi-user reached at ${w}s with kmodns, ${wo}s without: ratio $(echo "$w $wo" | awk '{ printf "%.3f", $1 / $2 }')"
+		else
+			tr -d '\r' <"$T/boot-without.log" | tail -15; fail "package: boot without kmodns"
+		fi
+	else
+		tail -5 "$T/purge2.log" "$T/uinit.log"; fail "package: boot without kmodns: setup failed"
+	fi
+else
+	tail -5 "$T/apt2.log" "$T/uinit.log" "$T/boot-with.log" 2>/dev/null; fail "package: boot with kmodns: setup failed"
+fi
+echo "  t-package: $(took "$t0") in all"
