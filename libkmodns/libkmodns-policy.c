@@ -508,13 +508,26 @@ KMODNS_EXPORT const char *kmodns_policy_action_to_string(enum kmodns_policy_acti
 
 /* ---- matching ------------------------------------------------------------------------ */
 
+/* fnmatch(), with the literal head of the glob compared first: modprobe asks every rule about
+ * every namespace of every module it loads, and most rules differ from the start. */
+static bool glob_matches(const char *glob, const char *s)
+{
+	size_t head = strcspn(glob, "*?[\\");
+
+	if (strncmp(glob, s, head) != 0)
+		return false;
+	if (glob[head] == '\0')
+		return s[head] == '\0';
+	return fnmatch(glob + head, s + head, 0) == 0;
+}
+
 static bool list_matches(const struct name_list *list, const char *name)
 {
 	const char *s = list->items;
 	size_t i;
 
 	for (i = 0; i < list->count; i++, s += strlen(s) + 1)
-		if (fnmatch(s, name, 0) == 0)
+		if (glob_matches(s, name))
 			return true;
 	return false;
 }
@@ -577,7 +590,7 @@ int kmodns_policy_match(const struct kmodns_policy *p, struct policy_subject *s,
 		const struct policy_rule *r = &p->rules[i];
 		int hold;
 
-		if (fnmatch(r->ns, ns, 0) != 0)
+		if (!glob_matches(r->ns, ns))
 			continue;
 		hold = conditions_hold(r, s);
 		if (hold < 0)
