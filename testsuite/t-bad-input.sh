@@ -5,10 +5,19 @@
 T=$(tmpdir); trap 'chmod -R u+rwX "$T"; rm -rf "$T"' EXIT
 "$B/testsuite/gen-fixtures" "$T/fx" >/dev/null || { fail "gen-fixtures failed"; exit 1; }
 
+# without_refused_allocations FILE: the file without ASan's notice of an allocation it refused
+# (allocator_may_return_null=1, as under check-all): an xz index may claim any size, and the
+# reader must survive malloc's NULL; the notice is the sanitizer's, not the tool's output
+without_refused_allocations() {
+	grep -vE '^==[0-9]+==WARNING: AddressSanitizer failed to allocate 0x[0-9a-f]+ bytes$' "$1" >"$1.f"
+	mv "$1.f" "$1"
+}
+
 # expect_error NAME FILE [ARGS...]: exit 1, exactly one stderr line, naming FILE, nothing on stdout.
 expect_error() {
 	local name=$1 file=$2 rc lines; shift 2
 	$W "$B/tools/modinfo" --namespaces "$@" "$file" >"$T/out" 2>"$T/err"; rc=$?
+	without_refused_allocations "$T/err"
 	lines=$(wc -l <"$T/err")
 	if [ $rc -eq 1 ] && [ "$lines" -eq 1 ] && grep -qF -- "$file" "$T/err" && [ ! -s "$T/out" ]; then
 		pass "$name"
@@ -18,6 +27,7 @@ expect_error() {
 	fi
 	# kmod's own reading of the same file: any clean exit, never a crash or a sanitizer report.
 	$W "$B/tools/modinfo" "$file" >/dev/null 2>"$T/err2"; rc=$?
+	without_refused_allocations "$T/err2"
 	if [ $rc -ge 2 ] || grep -qE 'Sanitizer|runtime error' "$T/err2"; then
 		fail "$name-kmod-path: exit $rc $(head -c 200 "$T/err2")"
 	fi
