@@ -7,6 +7,18 @@
 
 /* No real module comes near this; a bigger output means a corrupt or hostile stream. */
 #define MAX_MODULE_SIZE ((size_t)1 << 30)
+/* xz -9 needs 65 MiB and a kernel's image 32 MiB; a stream asking for more is not ours to trust. */
+#define XZ_MEMLIMIT ((uint64_t)256 << 20)
+
+/*
+ * A size the container claims buys one allocation only when the input could hold it: nothing we
+ * read compresses better than 64 to 1, and ten bytes must not buy a gigabyte. Else 0: grow as
+ * the output comes.
+ */
+static size_t plausible_size(size_t claimed, size_t in_size)
+{
+	return claimed <= in_size * 64 + ((size_t)1 << 20) ? claimed : 0;
+}
 
 static const struct {
 	enum kmodns_compression compression;
@@ -78,7 +90,7 @@ static size_t xz_declared_size(const unsigned char *in, size_t in_size)
 {
 	lzma_stream_flags footer;
 	lzma_index *index = NULL;
-	uint64_t memlimit = UINT64_MAX, size = 0;
+	uint64_t memlimit = XZ_MEMLIMIT, size = 0;
 	size_t pos = 0;
 
 	if (in_size < 2 * LZMA_STREAM_HEADER_SIZE ||
@@ -90,7 +102,7 @@ static size_t xz_declared_size(const unsigned char *in, size_t in_size)
 				     &pos, footer.backward_size) == LZMA_OK)
 		size = sym_lzma_index_uncompressed_size(index);
 	sym_lzma_index_end(index, NULL);
-	return size < MAX_MODULE_SIZE ? (size_t)size : 0;
+	return size < MAX_MODULE_SIZE ? plausible_size((size_t)size, in_size) : 0;
 }
 
 static int decompress_xz(struct kmodns_ctx *ctx, const char *label, const unsigned char *in,
@@ -104,7 +116,7 @@ static int decompress_xz(struct kmodns_ctx *ctx, const char *label, const unsign
 	if (r < 0)
 		return r;
 	declared = xz_declared_size(in, in_size);
-	if (sym_lzma_stream_decoder(&strm, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
+	if (sym_lzma_stream_decoder(&strm, XZ_MEMLIMIT, LZMA_CONCATENATED) != LZMA_OK) {
 		ERR(ctx, "%s: cannot start the xz decoder", label);
 		return -ENOMEM;
 	}
@@ -130,6 +142,7 @@ static int decompress_xz(struct kmodns_ctx *ctx, const char *label, const unsign
 		    ret == LZMA_BUF_ERROR ? "unexpected end of compressed data" :
 		    ret == LZMA_FORMAT_ERROR ? "not an xz stream" :
 		    ret == LZMA_OPTIONS_ERROR ? "unsupported options" :
+		    ret == LZMA_MEMLIMIT_ERROR ? "the stream asks for more than 256 MiB of memory" :
 		    ret == LZMA_MEM_ERROR ? "out of memory" : "corrupt compressed data");
 		r = ret == LZMA_MEM_ERROR ? -ENOMEM : -EBADMSG;
 		break;
@@ -154,7 +167,7 @@ static int decompress_zstd(struct kmodns_ctx *ctx, const char *label, const unsi
 	content = sym_ZSTD_getFrameContentSize(in, in_size);
 	if (out->known == 0 && content != ZSTD_CONTENTSIZE_UNKNOWN && content != ZSTD_CONTENTSIZE_ERROR &&
 	    content < out->limit)
-		out->known = (size_t)content;
+		out->known = plausible_size((size_t)content, in_size);
 	/* The size known and all of it wanted: one call decodes straight into the output, without
 	 * the stream's window buffer (a kernel's is as big as the kernel). On any error, the stream
 	 * below decodes again and says what is wrong. */
@@ -341,7 +354,8 @@ static int image_decompress(struct kmodns_ctx *ctx, const void *in, size_t in_si
 int kmodns_payload_decompress(struct kmodns_ctx *ctx, const char *label, const void *in,
 			      size_t in_size, size_t expected, struct kmodns_image *image)
 {
-	struct outbuf out = { .limit = MAX_MODULE_SIZE, .known = expected < MAX_MODULE_SIZE ? expected : 0 };
+	struct outbuf out = { .limit = MAX_MODULE_SIZE,
+			      .known = expected < MAX_MODULE_SIZE ? plausible_size(expected, in_size) : 0 };
 	int r;
 
 	if (in_size >= 4 && le32(in) == LZ4_LEGACY_MAGIC) {
