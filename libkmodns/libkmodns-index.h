@@ -27,14 +27,16 @@ int kmodns_index_builder_write(struct kmodns_index_builder *b, FILE *out);
 
 struct kmodns_index;
 
-/* Maps (or reads) path and checks magic and major version.  -errno when it cannot be read,
- * -EBADMSG for a file that is not an index (logs nothing: callers do). */
+/* Opens path (a file that is not a regular one is read whole) and checks magic and major
+ * version.  -errno when it cannot be read, -EBADMSG for a file that is not an index (logs
+ * nothing: callers do). */
 int kmodns_index_open(const char *path, struct kmodns_index **idx);
 void kmodns_index_close(struct kmodns_index *idx);
 
 /* Calls fn(data, value, priority) for every value of exactly key, in file order; value points
- * into the index and lives until kmodns_index_close.  Returns the count, 0 when the key is
- * absent, -EBADMSG for a corrupt file (nothing is called then), or fn's first negative return
- * (which stops the walk).  fn may be NULL to only count. */
+ * into idx's buffer and lives until the next lookup on idx or its close.  Returns the count,
+ * 0 when the key is absent, -EBADMSG for a corrupt file (nothing is called then), -errno when
+ * it cannot be read, or fn's first negative return (which stops the walk).  fn may be NULL to
+ * only count. */
 int kmodns_index_lookup(struct kmodns_index *idx, const char *key,
 			int (*fn)(void *data, const char *value, unsigned priority), void *data);

@@ -25,6 +25,7 @@ static inline void closep(int *fd) { if (*fd >= 0) close(*fd); }
 
 /* Hands ownership out of a _cleanup_ variable. */
 #define TAKE_PTR(p) ({ __typeof__(p) _p = (p); (p) = NULL; _p; })
+#define TAKE_FD(fd) ({ int _fd = (fd); (fd) = -1; _fd; })
 
 static inline bool streq(const char *a, const char *b) { return strcmp(a, b) == 0; }
 static inline bool startswith(const char *s, const char *prefix)
