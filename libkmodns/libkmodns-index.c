@@ -445,7 +445,7 @@ static int window_error(void)
 /* The NUL-terminated string at offset at, whole in the window; its length in *len. */
 static const char *index_string(struct kmodns_index *x, size_t at, size_t *len, int *err)
 {
-	size_t want = INDEX_BLOCK, avail;
+	size_t want = 1, avail; /* first what the window holds: nodes lie close together */
 
 	for (;;) {
 		const unsigned char *p = index_window(x, at, want, &avail), *nul;
@@ -462,7 +462,7 @@ static const char *index_string(struct kmodns_index *x, size_t at, size_t *len, 
 			*err = -EBADMSG; /* the file ends inside it */
 			return NULL;
 		}
-		want = avail * 2;
+		want = avail < INDEX_BLOCK ? INDEX_BLOCK : avail * 2;
 	}
 }
 
@@ -472,7 +472,7 @@ static const char *index_string(struct kmodns_index *x, size_t at, size_t *len, 
  */
 static int values_window(struct kmodns_index *x, size_t at, const unsigned char **list)
 {
-	size_t want = INDEX_BLOCK, avail;
+	size_t want = 4, avail;
 
 	if (x->size - at < 4)
 		return -EBADMSG;
@@ -501,7 +501,7 @@ static int values_window(struct kmodns_index *x, size_t at, const unsigned char 
 		}
 		if (avail >= x->size - at)
 			return -EBADMSG; /* the file ends inside the list */
-		want = avail * 2;
+		want = avail < INDEX_BLOCK ? INDEX_BLOCK : avail * 2;
 	}
 }
 
