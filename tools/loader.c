@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
 #include <stdarg.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #include "loader.h"
@@ -108,43 +106,68 @@ static void log_from_libkmod(void *data, int priority, const char *file, int lin
 	log_text(priority, prefix, msg);
 }
 
-/* stderr is caught in memory (memfd: no file system, no tmpfile's stdio stream) while libkmod
- * reads the configuration, then passed on without the weakdep complaints. */
+/*
+ * What libkmod's own logger writes while kmod_new() reads the configuration is caught, so that
+ * libkmod 30's complaints about weakdep, which it does not know, can be dropped. The logger
+ * writes to the stream stderr names at kmod_new() and keeps it: stderr names this one meanwhile
+ * (glibc lets a program assign stderr), which holds the text while catching and afterwards
+ * passes all to the real stderr, so that tools that keep libkmod's logger (lsmod) still print
+ * through it. No file descriptor, no system call.
+ */
+struct stderr_catcher {
+	FILE *stream, *real;
+	bool catching;
+	char *text;
+	size_t len;
+};
+
+static ssize_t stderr_catcher_write(void *cookie, const char *data, size_t n)
+{
+	struct stderr_catcher *c = cookie;
+	char *p;
+
+	if (!c->catching)
+		return fwrite(data, 1, n, c->real) == n ? (ssize_t)n : -1;
+	p = realloc(c->text, c->len + n + 1);
+	if (p == NULL)
+		return -1;
+	memcpy(p + c->len, data, n);
+	c->len += n;
+	p[c->len] = '\0';
+	c->text = p;
+	return (ssize_t)n;
+}
+
 struct kmod_ctx *loader_kmod_new(const char *dirname, const char *const *config_paths)
 {
-	_cleanup_free_ char *text = NULL;
+	/* lives as long as the process: a libkmod context may keep writing to it */
+	static struct stderr_catcher catcher;
 	struct kmod_ctx *ctx;
-	struct stat st;
 	char *line, *next;
-	int fd, saved;
 
-	fflush(stderr);
-	fd = memfd_create("kmodns-stderr", MFD_CLOEXEC);
-	saved = fd >= 0 ? dup(STDERR_FILENO) : -1;
-	if (saved < 0 || dup2(fd, STDERR_FILENO) < 0) {
-		if (saved >= 0)
-			close(saved);
-		if (fd >= 0)
-			close(fd);
-		return kmod_new(dirname, config_paths);
+	if (catcher.stream == NULL) {
+		catcher.stream = fopencookie(&catcher, "w",
+					     (cookie_io_functions_t){ .write = stderr_catcher_write });
+		if (catcher.stream == NULL)
+			return kmod_new(dirname, config_paths);
+		setvbuf(catcher.stream, NULL, _IONBF, 0);
 	}
+	catcher.real = stderr;
+	catcher.catching = true;
+	stderr = catcher.stream;
 	ctx = kmod_new(dirname, config_paths);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	/* nearly always empty: nothing to read */
-	if (fstat(fd, &st) == 0 && st.st_size > 0 && (text = malloc((size_t)st.st_size + 1)) != NULL) {
-		ssize_t n = pread(fd, text, (size_t)st.st_size, 0);
-		text[n > 0 ? n : 0] = '\0';
-		for (line = text; *line != '\0'; line = next) {
-			next = strchrnul(line, '\n');
-			if (*next == '\n')
-				next++;
-			if (!is_weakdep_complaint_line(line, (size_t)(next - line)))
-				fwrite(line, 1, (size_t)(next - line), stderr);
-		}
+	stderr = catcher.real;
+	catcher.catching = false;
+	for (line = catcher.text; line != NULL && *line != '\0'; line = next) {
+		next = strchrnul(line, '\n');
+		if (*next == '\n')
+			next++;
+		if (!is_weakdep_complaint_line(line, (size_t)(next - line)))
+			fwrite(line, 1, (size_t)(next - line), stderr);
 	}
-	close(fd);
+	free(catcher.text);
+	catcher.text = NULL;
+	catcher.len = 0;
 	return ctx;
 }
 
