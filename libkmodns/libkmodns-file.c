@@ -260,6 +260,11 @@ static int decompress_gzip(struct kmodns_ctx *ctx, const char *label, const unsi
 #define LZ4_LEGACY_MAGIC 0x184c2102u
 #define LZ4_LEGACY_BLOCK ((size_t)8 << 20) /* a block's decompressed size at most */
 
+static size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
 static uint32_t le32(const unsigned char *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -291,14 +296,23 @@ static int decompress_lz4_legacy(struct kmodns_ctx *ctx, const char *label, cons
 			    block > in_size - pos ? "unexpected end of compressed data" : "corrupt block size");
 			return -EBADMSG;
 		}
-		while (out->capacity - out->size < LZ4_LEGACY_BLOCK)
+		/* A block ends in the room left if it fits (a short one does); the output grows only
+		 * when a block did not fit: room for a whole block after every small one would double
+		 * the buffer each time, a gigabyte from a few bytes of input. */
+		n = -1;
+		if (out->capacity > out->size)
+			n = sym_LZ4_decompress_safe((const char *)in + pos, out->data + out->size, (int)block,
+						(int)min_size(out->capacity - out->size, LZ4_LEGACY_BLOCK));
+		while (n < 0 && out->capacity - out->size < LZ4_LEGACY_BLOCK) {
 			if ((r = outbuf_grow(out, LZ4_LEGACY_BLOCK)) < 0) {
 				if (r == -EFBIG)
 					ERR(ctx, "%s: lz4: decompressed size exceeds %zu bytes", label, out->limit);
 				return r;
 			}
-		n = sym_LZ4_decompress_safe((const char *)in + pos, out->data + out->size, (int)block,
-					(int)LZ4_LEGACY_BLOCK);
+			if (out->capacity - out->size >= LZ4_LEGACY_BLOCK)
+				n = sym_LZ4_decompress_safe((const char *)in + pos, out->data + out->size,
+							(int)block, (int)LZ4_LEGACY_BLOCK);
+		}
 		if (n < 0) {
 			ERR(ctx, "%s: lz4: corrupt compressed data", label);
 			return -EBADMSG;
