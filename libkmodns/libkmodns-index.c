@@ -377,6 +377,12 @@ static const unsigned char *index_window(struct kmodns_index *x, size_t at, size
 	return x->buf;
 }
 
+/* A read error as open and lookups return it: damage (the file ended early) or the errno. */
+static int window_error(void)
+{
+	return errno == EBADMSG ? -EBADMSG : errno > 0 ? -errno : -EIO;
+}
+
 int kmodns_index_open(const char *path, struct kmodns_index **idx)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -412,7 +418,7 @@ int kmodns_index_open(const char *path, struct kmodns_index **idx)
 		goto bad;
 	header = index_window(x, 0, INDEX_HEADER_SIZE, &avail);
 	if (header == NULL) {
-		err = errno == EBADMSG ? -EBADMSG : -errno;
+		err = window_error();
 		kmodns_index_close(x);
 		return err;
 	}
@@ -434,12 +440,6 @@ void kmodns_index_close(struct kmodns_index *idx)
 		close(idx->fd);
 	free(idx->buf);
 	free(idx);
-}
-
-/* A read error as lookups return it: damage (the file ended early) or the errno. */
-static int window_error(void)
-{
-	return errno == EBADMSG ? -EBADMSG : errno > 0 ? -errno : -EIO;
 }
 
 /* The NUL-terminated string at offset at, whole in the window; its length in *len. */
