@@ -1012,7 +1012,7 @@ static const struct tree_file tree_config_files[] = {
 	TEXT("depmod-cfg.conf",
 	     "search \\\n"
 	     "  updates external built-in # a comment here is two more search words\n"
-	     "override cf_over ^1\\.0\\.0-con extra and more words\n"
+	     "override cf_over ^1(\\.0){1,2}\\.0-c[[:alpha:]]+n extra and more words\n"
 	     "override cf_over_nomatch ^config extra\n"
 	     "override cf_over_any [unclosed kernel/drivers/cf\n"
 	     "external (^|-)conf.g$ @CASEDIR@/ext-modules @CASEDIR@/ext-modules2\n"

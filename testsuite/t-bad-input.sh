@@ -141,6 +141,22 @@ if [ -d "$findings" ]; then
 	timeout 120 $W "$B/tools/depmod" -C "$findings/depmod-config-stacked-repetition.conf" -b "$T/cfgtree" \
 		6.12.0-sample >"$T/out" 2>"$T/err"; rc=$?
 	check "fuzz-depmod-config-stacked-repetition" eval '[ $rc -le 1 ] && ! grep -qE "Sanitizer|runtime error" "$T/err"'
+	# repetitions nested in groups multiply the same way ("((a+)+)+...", "(a{1,255}){1,255}"):
+	# such a version pattern never matches, at once; a large but sane one still does. Without a
+	# matching override depmod takes the copy in extra/, with one the copy in kernel/.
+	m=$T/cfgtree/lib/modules/6.12.0-sample
+	mkdir -p "$m/extra" && cp "$m/kernel/drivers/sample/sample_core.ko" "$m/extra/"
+	nest=$(printf '%.0s(' $(seq 30))a$(printf '%.0s+)' $(seq 30))+
+	printf 'override sample_core %s kernel/drivers/sample\n' "$nest" '(.{1,255}){1,255}' >"$T/nested.conf"
+	printf 'override sample_core %s kernel/drivers/sample\n' '^6(\.1[0-9]?){1,2}\.0-s[a-z]+.{0,2000}$' >"$T/large.conf"
+	for c in nested large; do
+		timeout 20 $W "$B/tools/depmod" -C "$T/$c.conf" -b "$T/cfgtree" 6.12.0-sample >"$T/out" 2>"$T/err"
+		echo "exit $?" >"$T/$c.dep"
+		grep -o '^[^:]*sample_core.ko:' "$m/modules.dep" >>"$T/$c.dep"
+	done
+	check "depmod-config-nested-repetition" diff -u - "$T/nested.dep" <<<"$(printf 'exit 0\nextra/sample_core.ko:')"
+	check "depmod-config-large-pattern-matches" diff -u - "$T/large.dep" \
+		<<<"$(printf 'exit 0\nkernel/drivers/sample/sample_core.ko:')"
 	# ten bytes of zstd frame claiming 138 MB: the claim alone bought the allocation (libFuzzer's
 	# malloc limit); in 100 MiB of address space the reader must still say what is wrong
 	cp "$findings/zstd-content-size-claim.ko.zst" "$T/zstd-content-size-claim.ko.zst"

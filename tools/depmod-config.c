@@ -30,22 +30,125 @@ void cfg_release(struct cfg *cfg)
 	strset_release(&cfg->config_files);
 }
 
+/* glibc's regcomp copies a repeated piece once per repetition ("x+" is "xx*", "x{2,4}" four
+ * x's), so repetitions of repetitions multiply: "((a+)+)+..." or "a+++..." in one short line took
+ * all memory (fuzz findings). This is the size of the tree it would build, closely enough; past
+ * REGEX_MAX_NODES the pattern is one regcomp would take too long over, and never matches. */
+#define REGEX_MAX_NODES 2048u
+#define REGEX_MAX_DEPTH 32
+
+static size_t regex_nodes_cap(size_t n)
+{
+	return n > REGEX_MAX_NODES ? REGEX_MAX_NODES + 1 : n;
+}
+
+/* "{m}", "{m,}" or "{m,n}" at p: the most copies it asks for ({m,} is m and a star); 0 when p
+ * is no interval (then '{' is a literal) */
+static size_t regex_interval_copies(const char *p, const char **end)
+{
+	char *after;
+	unsigned long m, n;
+
+	if (p[1] < '0' || p[1] > '9')
+		return 0;
+	m = strtoul(p + 1, &after, 10);
+	n = m;
+	if (*after == ',') {
+		n = after[1] >= '0' && after[1] <= '9' ? strtoul(after + 1, &after, 10) : m + 1;
+		if (*after == ',')
+			return 0;
+		if (n < m)
+			n = m;
+	}
+	if (*after != '}')
+		return 0;
+	*end = after;
+	return regex_nodes_cap(n < 1 ? 1 : n);
+}
+
+/* the ']' closing the bracket expression opened at p ("[]..." and "[^]..." take ']' as a
+ * member; "[:alpha:]", "[.x.]" and "[=e=]" inside are one), NULL when it is not closed */
+static const char *regex_bracket_end(const char *p)
+{
+	const char *close;
+
+	p += 1 + (p[1] == '^');
+	p += *p == ']';
+	for (; *p != '\0' && *p != ']'; p++)
+		if (p[0] == '[' && p[1] != '\0' && strchr(":.=", p[1]) &&
+		    (close = strchr(p + 2, p[1])) != NULL && close[1] == ']')
+			p = close + 1;
+	return *p == ']' ? p : NULL;
+}
+
+static bool regex_is_small(const char *p)
+{
+	struct regex_level {
+		size_t nodes; /* of this group so far */
+		size_t last;  /* of its last piece, which a repetition copies */
+	} level[REGEX_MAX_DEPTH + 1] = { { 0, 0 } };
+	size_t depth = 0, atom, copies;
+	const char *end;
+
+	for (; *p != '\0'; p++) {
+		atom = 1;
+		switch (*p) {
+		case '\\':
+			p += p[1] != '\0';
+			break;
+		case '[':
+			if ((end = regex_bracket_end(p)) == NULL)
+				return true; /* regcomp refuses it, quickly */
+			p = end;
+			break;
+		case '(':
+			if (depth == REGEX_MAX_DEPTH)
+				return false;
+			level[++depth] = (struct regex_level){ 0, 0 };
+			continue;
+		case ')':
+			if (depth > 0)
+				atom = level[depth--].nodes + 1;
+			break;
+		case '|':
+			level[depth].nodes = regex_nodes_cap(level[depth].nodes + 1);
+			level[depth].last = 0;
+			continue;
+		case '*':
+		case '?':
+		case '+':
+		case '{':
+			copies = *p == '+' ? 2 : 1;
+			if (*p == '{') {
+				copies = regex_interval_copies(p, &end);
+				if (copies == 0)
+					break; /* a literal '{' */
+				p = end;
+			}
+			/* the piece before, copied, and one node that repeats or chooses */
+			atom = regex_nodes_cap(level[depth].last * copies + 1);
+			level[depth].nodes -= level[depth].last;
+			break;
+		}
+		level[depth].nodes = regex_nodes_cap(level[depth].nodes + atom);
+		level[depth].last = atom;
+		if (level[depth].nodes > REGEX_MAX_NODES)
+			return false;
+	}
+	return true;
+}
+
 /* The version field of override and external lines: "*", or an extended regular expression
  * found anywhere in the version (kmod's rule: "6\.1" matches 6.1.0-9-amd64); a bad one never. */
 static bool kversion_matches(const struct cfg *cfg, const char *pattern)
 {
 	regex_t re;
 	bool match;
-	size_t i;
 
 	if (streq(pattern, "*"))
 		return true;
-	/* a repetition of a repetition ("a++", undefined in POSIX) is one glibc's regcomp copies
-	 * the tree for, each time: a short line would take all memory (a fuzz finding) */
-	for (i = 0; pattern[i] != '\0' && pattern[i + 1] != '\0'; i++)
-		if (strchr("*+?}", pattern[i]) && strchr("*+?{", pattern[i + 1]) &&
-		    (i == 0 || pattern[i - 1] != '\\'))
-			return false;
+	if (!regex_is_small(pattern))
+		return false;
 	if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
 		return false;
 	match = regexec(&re, cfg->kversion, 0, NULL, 0) == 0;
