@@ -7,6 +7,7 @@
  * kmodns_namespace_check()'s, judged for the target kernel's version.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
@@ -24,11 +25,11 @@ struct kmodns_kernel {
 	struct kmodns_ctx *ctx;
 	char *release;
 	char *dirname;
+	int dir_fd; /* dirname opened for lookups relative to it; -1 until then */
 	unsigned version;
 	int allow_missing; /* 1, 0, -ENOENT; INT_MIN until read */
 	bool dep_index_tried;
 	struct kmodns_index *dep_index;
-	struct timespec dep_index_mtime;
 	/* for modules judged from their files: who exports what */
 	bool symvers_tried;
 	struct kmodns_symvers *symvers; /* vmlinux's, from build/Module.symvers */
@@ -78,6 +79,7 @@ KMODNS_EXPORT int kmodns_kernel_new(struct kmodns_ctx *ctx, const char *release,
 	if (k->version < NAMESPACES_SINCE)
 		k->version = 0;
 	k->allow_missing = INT32_MIN;
+	k->dir_fd = -1;
 	if (k->release == NULL || k->dirname == NULL) {
 		kmodns_kernel_unref(k);
 		return -ENOMEM;
@@ -98,6 +100,8 @@ KMODNS_EXPORT struct kmodns_kernel *kmodns_kernel_unref(struct kmodns_kernel *k)
 		kmodns_index_close(k->symbols_index);
 	kmodns_symvers_unref(k->symvers);
 	kmodns_policy_unref(k->policy);
+	if (k->dir_fd >= 0)
+		close(k->dir_fd);
 	for (i = 0; i < k->n_exporters; i++)
 		kmodns_module_unref(k->exporters[i]);
 	free(k->exporters);
@@ -203,28 +207,39 @@ KMODNS_EXPORT int kmodns_kernel_allows_missing_imports(struct kmodns_kernel *k)
 
 /* ---- resolving symbols for a module judged from its file ---------------------------- */
 
-static struct kmodns_index *kernel_index(struct kmodns_kernel *k, const char *file, bool *tried,
-					 struct kmodns_index **idx, struct timespec *mtime)
+/* The module directory, opened once: modprobe stats every module of a load set, and a path
+ * relative to it walks three components instead of ten. */
+static int kernel_dir_fd(struct kmodns_kernel *k)
 {
-	_cleanup_free_ char *path = NULL;
-	struct stat st;
+	if (k->dir_fd < 0)
+		k->dir_fd = open(k->dirname, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return k->dir_fd >= 0 ? k->dir_fd : AT_FDCWD;
+}
+
+/* path relative to kernel_dir_fd() when it lies under the module directory, else itself */
+static const char *kernel_dir_relative(const struct kmodns_kernel *k, const char *path)
+{
+	size_t len = strlen(k->dirname);
+
+	if (k->dir_fd >= 0 && strncmp(path, k->dirname, len) == 0 && path[len] == '/')
+		return path + len + 1;
+	return path;
+}
+
+static struct kmodns_index *kernel_index(struct kmodns_kernel *k, const char *file, bool *tried,
+					 struct kmodns_index **idx)
+{
 	int r;
 
 	if (*tried)
 		return *idx;
 	*tried = true;
-	if (asprintf(&path, "%s/%s", k->dirname, file) < 0)
-		return NULL;
-	if (mtime != NULL) {
-		if (stat(path, &st) < 0)
-			return NULL;
-		*mtime = st.st_mtim;
-	}
-	r = kmodns_index_open(path, idx);
+	r = kmodns_index_open_at(kernel_dir_fd(k), file, idx);
 	if (r < 0) {
 		/* a missing index is a tree depmod has not run on; anything else is damage, named */
 		if (r != -ENOENT)
-			ERR(k->ctx, "%s: %s", path, r == -EBADMSG ? "not a kmod index" : strerror(-r));
+			ERR(k->ctx, "%s/%s: %s", k->dirname, file,
+			    r == -EBADMSG ? "not a kmod index" : strerror(-r));
 		*idx = NULL;
 	}
 	return *idx;
@@ -232,7 +247,7 @@ static struct kmodns_index *kernel_index(struct kmodns_kernel *k, const char *fi
 
 static struct kmodns_index *dep_index(struct kmodns_kernel *k)
 {
-	return kernel_index(k, "modules.dep.bin", &k->dep_index_tried, &k->dep_index, &k->dep_index_mtime);
+	return kernel_index(k, "modules.dep.bin", &k->dep_index_tried, &k->dep_index);
 }
 
 static const struct kmodns_symvers *vmlinux_exports(struct kmodns_kernel *k)
@@ -291,7 +306,7 @@ static const struct kmodns_export *module_export(const struct kmodns_module *mod
 static const struct kmodns_export *tree_export(struct kmodns_kernel *k, const char *symbol)
 {
 	struct kmodns_index *idx = kernel_index(k, "modules.symbols.bin", &k->symbols_index_tried,
-						&k->symbols_index, NULL);
+						&k->symbols_index);
 	_cleanup_free_ char *key = NULL, *path = NULL;
 	const char *owner = NULL;
 	struct kmodns_module *mod = NULL;
@@ -541,15 +556,19 @@ static bool record_is_current(struct kmodns_kernel *k, const char *path)
 {
 	struct stat st;
 
-	if (dep_index(k) == NULL || stat(path, &st) < 0)
+	struct timespec indexed;
+
+	if (dep_index(k) == NULL ||
+	    fstatat(kernel_dir_fd(k), kernel_dir_relative(k, path), &st, 0) < 0)
 		return false;
+	indexed = kmodns_index_get_mtime(k->dep_index);
 	/*
 	 * The same whole second (an initramfs keeps no more) counts as current: mkinitramfs
 	 * copies the modules and runs depmod in one second, and boot must not read every file.
 	 */
-	if (st.st_mtim.tv_sec != k->dep_index_mtime.tv_sec)
-		return st.st_mtim.tv_sec < k->dep_index_mtime.tv_sec;
-	return st.st_mtim.tv_nsec <= k->dep_index_mtime.tv_nsec;
+	if (st.st_mtim.tv_sec != indexed.tv_sec)
+		return st.st_mtim.tv_sec < indexed.tv_sec;
+	return st.st_mtim.tv_nsec <= indexed.tv_nsec;
 }
 
 /* A module's traits from its file, for a record that does not carry them. */

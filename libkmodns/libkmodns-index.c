@@ -308,23 +308,66 @@ int kmodns_index_builder_write(struct kmodns_index_builder *b, FILE *out)
 /* ---- reading ------------------------------------------------------------------------------ */
 
 /*
- * A lookup touches a few nodes of a file of a megabyte: read with pread into a window that
- * moves, not mapped. Mapping, faulting pages in and unmapping cost 8x more (on modules.dep.bin
+ * A lookup touches a few nodes of a file of a megabyte: read with pread into windows that
+ * move, not mapped. Mapping, faulting pages in and unmapping cost 8x more (on modules.dep.bin
  * of 6.12, 135 us against 17 us per modprobe call), and modprobe runs at every boot event.
+ * modprobe looks up every module of a load set: the top of the trie is the same for all, so a
+ * few windows are kept, and the least recently used one moves.
  */
 #define INDEX_BLOCK 4096u
+#define INDEX_WINDOWS 8u
+/* a node's children are written just before it: a window reaches mostly backwards */
+#define INDEX_BEHIND 3072u
+
+struct index_window {
+	unsigned char *buf; /* holds bytes [at, at + len) of the file */
+	size_t at, len, cap;
+	unsigned long used; /* the index's clock at its last use */
+};
 
 struct kmodns_index {
-	int fd; /* -1 when the whole file is in buf (not a regular file) */
+	int fd; /* -1 when the whole file is in window 0 (not a regular file) */
 	size_t size;
+	struct timespec mtime;
 	uint32_t root;
-	unsigned char *buf; /* holds bytes [win_at, win_at + win_len) of the file */
-	size_t win_at, win_len, buf_cap;
+	unsigned long clock;
+	struct index_window win[INDEX_WINDOWS];
 };
 
 static uint32_t get_be32(const unsigned char *p)
 {
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Fill w with the len bytes at offset at; false with errno set when they cannot be read. */
+static bool window_fill(struct kmodns_index *x, struct index_window *w, size_t at, size_t len)
+{
+	size_t got = 0;
+
+	if (len > w->cap) {
+		unsigned char *b = realloc(w->buf, len);
+		if (b == NULL) {
+			errno = ENOMEM;
+			return false;
+		}
+		w->buf = b;
+		w->cap = len;
+	}
+	w->len = 0;
+	while (got < len) {
+		ssize_t n = pread(x->fd, w->buf + got, len - got, (off_t)(at + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EBADMSG; /* shorter than its size said: damage */
+			return false;
+		}
+		got += (size_t)n;
+	}
+	w->at = at;
+	w->len = len;
+	return true;
 }
 
 /*
@@ -335,7 +378,8 @@ static uint32_t get_be32(const unsigned char *p)
 static const unsigned char *index_window(struct kmodns_index *x, size_t at, size_t want, size_t *avail)
 {
 	static const unsigned char none[1];
-	size_t len, got = 0;
+	struct index_window *w, *oldest = &x->win[0];
+	size_t start, len;
 
 	if (at == x->size) {
 		*avail = 0;
@@ -343,38 +387,24 @@ static const unsigned char *index_window(struct kmodns_index *x, size_t at, size
 	}
 	if (want > x->size - at)
 		want = x->size - at;
-	if (at >= x->win_at && at - x->win_at + want <= x->win_len) {
-		*avail = x->win_len - (at - x->win_at);
-		return x->buf + (at - x->win_at);
+	for (w = x->win; w < x->win + INDEX_WINDOWS; w++) {
+		if (w->len > 0 && at >= w->at && at - w->at + want <= w->len) {
+			w->used = ++x->clock;
+			*avail = w->len - (at - w->at);
+			return w->buf + (at - w->at);
+		}
+		if (w->used < oldest->used)
+			oldest = w;
 	}
 	len = want > INDEX_BLOCK ? want : INDEX_BLOCK;
-	if (len > x->size - at)
-		len = x->size - at;
-	if (len > x->buf_cap) {
-		unsigned char *b = realloc(x->buf, len);
-		if (b == NULL) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		x->buf = b;
-		x->buf_cap = len;
-	}
-	x->win_len = 0;
-	while (got < len) {
-		ssize_t n = pread(x->fd, x->buf + got, len - got, (off_t)(at + got));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EBADMSG; /* shorter than its size said: damage */
-			return NULL;
-		}
-		got += (size_t)n;
-	}
-	x->win_at = at;
-	x->win_len = len;
-	*avail = len;
-	return x->buf;
+	start = want <= INDEX_BLOCK - INDEX_BEHIND && at > INDEX_BEHIND ? at - INDEX_BEHIND : at;
+	if (len > x->size - start)
+		len = x->size - start;
+	if (!window_fill(x, oldest, start, len))
+		return NULL;
+	oldest->used = ++x->clock;
+	*avail = len - (at - start);
+	return oldest->buf + (at - start);
 }
 
 /* A read error as open and lookups return it: damage (the file ended early) or the errno. */
@@ -385,7 +415,17 @@ static int window_error(void)
 
 int kmodns_index_open(const char *path, struct kmodns_index **idx)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return kmodns_index_open_at(AT_FDCWD, path, idx);
+}
+
+struct timespec kmodns_index_get_mtime(const struct kmodns_index *idx)
+{
+	return idx->mtime;
+}
+
+int kmodns_index_open_at(int dirfd, const char *path, struct kmodns_index **idx)
+{
+	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
 	const unsigned char *header;
 	struct kmodns_index *x;
 	struct stat st;
@@ -400,19 +440,20 @@ int kmodns_index_open(const char *path, struct kmodns_index **idx)
 	if (x == NULL)
 		return -ENOMEM;
 	x->fd = -1;
+	x->mtime = st.st_mtim;
 	if (S_ISREG(st.st_mode)) {
 		x->fd = TAKE_FD(fd);
 		x->size = (size_t)st.st_size;
 	} else {
 		/* pipes and the like: all of it, once */
 		char *buf;
-		err = read_file(path, &buf, &x->size);
+		err = read_fd(fd, &buf, &x->size);
 		if (err < 0) {
 			free(x);
 			return err;
 		}
-		x->buf = (unsigned char *)buf;
-		x->win_len = x->buf_cap = x->size;
+		x->win[0].buf = (unsigned char *)buf;
+		x->win[0].len = x->win[0].cap = x->size;
 	}
 	if (x->size < INDEX_HEADER_SIZE)
 		goto bad;
@@ -434,11 +475,14 @@ bad:
 
 void kmodns_index_close(struct kmodns_index *idx)
 {
+	size_t i;
+
 	if (idx == NULL)
 		return;
 	if (idx->fd >= 0)
 		close(idx->fd);
-	free(idx->buf);
+	for (i = 0; i < INDEX_WINDOWS; i++)
+		free(idx->win[i].buf);
 	free(idx);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdio.h>
+#include <time.h>
 
 /* ---- writing ------------------------------------------------------------------------------ */
 
@@ -31,6 +32,10 @@ struct kmodns_index;
  * version.  -errno when it cannot be read, -EBADMSG for a file that is not an index (logs
  * nothing: callers do). */
 int kmodns_index_open(const char *path, struct kmodns_index **idx);
+/* The same, path relative to the directory dirfd (or AT_FDCWD) as openat() takes it. */
+int kmodns_index_open_at(int dirfd, const char *path, struct kmodns_index **idx);
+/* The file's modification time when it was opened. */
+struct timespec kmodns_index_get_mtime(const struct kmodns_index *idx);
 void kmodns_index_close(struct kmodns_index *idx);
 
 /* Calls fn(data, value, priority) for every value of exactly key, in file order; value points

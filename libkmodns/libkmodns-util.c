@@ -108,12 +108,18 @@ void strset_release(struct strset *set)
 int read_file(const char *path, char **data, size_t *size)
 {
 	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return read_fd(fd, data, size);
+}
+
+int read_fd(int fd, char **data, size_t *size)
+{
 	_cleanup_free_ char *buf = NULL;
 	struct stat st;
 	size_t len = 0, cap;
 
-	if (fd < 0)
-		return -errno;
 	if (fstat(fd, &st) < 0)
 		return -errno;
 	if (S_ISDIR(st.st_mode))

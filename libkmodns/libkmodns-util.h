@@ -53,6 +53,8 @@ uint32_t hash_string(const char *s);
 
 /* Reads a whole file, NUL-terminated after its last byte; -errno on failure. */
 int read_file(const char *path, char **data, size_t *size);
+/* the same, of an open file from where it stands */
+int read_fd(int fd, char **data, size_t *size);
 
 /* kmod's module name of a path: its base name up to the first '.', each '-' as '_'
  * ("kernel/fs/ext4-x.ko.xz" -> "ext4_x"). path is len bytes, not necessarily NUL-terminated;

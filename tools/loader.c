@@ -288,9 +288,10 @@ static int report_verdict(const struct kmodns_load_verdict *v, unsigned flags)
 {
 	const char *name = kmodns_load_verdict_get_module(v);
 	enum kmodns_load_status status = kmodns_load_verdict_get_status(v);
-	_cleanup_free_ char *why = kmodns_load_verdict_describe(v);
+	_cleanup_free_ char *why = NULL;
 
-	if (why == NULL)
+	/* the reason is text built in a memory stream: only for the verdicts that print it */
+	if (status != KMODNS_LOAD_ALLOWED && (why = kmodns_load_verdict_describe(v)) == NULL)
 		return -ENOMEM;
 	if (flags & LOAD_CHECK_SHOW) {
 		_cleanup_free_ char *shown = tool_verdict_text(v);
