@@ -6,7 +6,7 @@
 # diverted (still runnable) and ours answer; a kmod reinstall keeps the diversion; depmod and
 # kmodns check on the real 6.12 tree; mkinitramfs makes an image whose modprobe, libraries and
 # policy work there; the kernel postinst hook names a doctored module in updates/dkms and exits
-# 0; dpkg --purge leaves every path of kmod as it was (bytes, modes, link targets). Last, that
+# 0, run by hand and then by Debian's real 6.12 kernel package (dpkg -i); dpkg --purge leaves every path of kmod as it was (bytes, modes, link targets). Last, that
 # system boots in qemu (TCG) as a disk with Debian's 6.1 kernel and an update-initramfs image,
 # once with kmodns and a policy refusing ums_alauda, once after its purge: the journal shows the
 # initramfs's modprobe and the refusal; the time to multi-user.target of both boots.
@@ -122,7 +122,8 @@ fi
 
 # ---- a Debian 12 system (debootstrap, cached) --------------------------------------------
 # kmod and initramfs-tools as Debian installs them; systemd for a system that can boot.
-includes=systemd-sysv,udev,kmod,initramfs-tools,libelf1,libssl3,liblz4-1,zstd
+# linux-base: bookworm's point release has 4.12 (linux-run-hooks), which newer kernel packages need
+includes=systemd-sysv,udev,kmod,initramfs-tools,linux-base,libelf1,libssl3,liblz4-1,zstd
 tarball=$cache/kmodns-debootstrap/bookworm-minbase-$(echo "$includes" | sha256sum | cut -c1-8).tar.zst
 if [ ! -f "$tarball" ]; then
 	t=$(date +%s)
@@ -271,6 +272,7 @@ elif "$B/testsuite/mutate" "$T/plain.ko" "$up/ums-alauda.ko" modinfo-replace imp
 	else
 		fail "package: kernel postinst hook (exit $rc) did not name ums_alauda once with its fix"
 	fi
+	cp "$up/ums-alauda.ko" "$T/dkms-ums-alauda.ko"
 	rm -rf "$R/lib/modules/$K/kernel"
 	if in_root /etc/kernel/postinst.d/kmodns "$K" "/boot/vmlinuz-$K" >"$T/hook2.out" 2>&1 &&
 		[ "$(wc -l <"$T/hook2.out")" -le 6 ]; then
@@ -280,6 +282,35 @@ elif "$B/testsuite/mutate" "$T/plain.ko" "$up/ums-alauda.ko" modinfo-replace imp
 	fi
 else
 	fail "package: doctoring ums-alauda into updates/dkms"
+fi
+
+# ---- the same hook run by a real kernel package: Debian's 6.12 image, dpkg -i -----------------
+# Its postinst runs depmod (ours), then /etc/kernel/postinst.d through linux-run-hooks:
+# initramfs-tools' hook (update-initramfs, our modprobe into the image), then ours, which must
+# name the DKMS module already in updates/dkms; the package must end up installed.
+rm -rf "$R/lib/modules/$K" "$R/boot/"*"$K"
+img=$(ls "$corpus/../.debs/linux-image-$K-unsigned_"*_amd64.deb 2>/dev/null | head -1)
+if [ -z "$img" ]; then
+	missing "package: kernel package" "linux-image-$K-unsigned's .deb is not in $corpus/../.debs (../shared/corpus/fetch-debian-kernels)"
+elif [ ! -f "$T/dkms-ums-alauda.ko" ]; then
+	fail "package: kernel package: no doctored ums-alauda (the hook test above failed)"
+else
+	t=$(date +%s)
+	mkdir -p "$R/lib/modules/$K/updates/dkms" && cp "$T/dkms-ums-alauda.ko" "$R/lib/modules/$K/updates/dkms/ums-alauda.ko"
+	cp "$img" "$R/tmp/debs/"
+	in_root dpkg -i "/tmp/debs/$(basename "$img")" >"$T/kpkg.log" 2>&1
+	rc=$?
+	grep -E 'kmodns|ums_alauda|update-initramfs' "$T/kpkg.log" | sed 's/^/  dpkg -i: /'
+	status=$(in_root dpkg-query -W -f='${Status}' "linux-image-$K-unsigned" 2>/dev/null)
+	if [ "$rc" -eq 0 ] && [ "$status" = "install ok installed" ] &&
+		[ "$(grep -c 'WARNING.*ums_alauda.*MODULE_IMPORT_NS(USB_STORAGE)' "$T/kpkg.log")" -eq 1 ] &&
+		[ -s "$R/lib/modules/$K/modules.namespaces" ] && [ -f "$R/boot/initrd.img-$K" ]; then
+		pass "package: dpkg -i linux-image-$K-unsigned ($(took "$t")): depmod is ours, the postinst hook names updates/dkms/ums-alauda with its fix, the package is installed with its initramfs"
+	else
+		tail -15 "$T/kpkg.log"
+		fail "package: dpkg -i linux-image-$K-unsigned: exit $rc, status '$status', the hook's warning $(grep -c 'WARNING.*ums_alauda' "$T/kpkg.log") times"
+	fi
+	in_root dpkg --purge "linux-image-$K-unsigned" >"$T/kpurge.log" 2>&1 || tail -5 "$T/kpurge.log"
 fi
 
 # ---- purge: kmod exactly as before -----------------------------------------------------------
