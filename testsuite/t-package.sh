@@ -8,8 +8,9 @@
 # policy work there; the kernel postinst hook names a doctored module in updates/dkms and exits
 # 0, run by hand and then by Debian's real 6.12 kernel package (dpkg -i); dpkg --purge leaves every path of kmod as it was (bytes, modes, link targets). Last, that
 # system boots in qemu (TCG) as a disk with Debian's 6.1 kernel and an update-initramfs image,
-# once with kmodns and a policy refusing ums_alauda, once after its purge: the journal shows the
-# initramfs's modprobe and the refusal; the time to multi-user.target of both boots.
+# once with kmodns and a policy refusing ums_alauda and warning about drm's DMA_BUF, once after
+# its purge: the journal shows the initramfs's modprobe, the refusal, and udevd's warning when it
+# loads drm for the VGA card (kmodns-preload); the time to multi-user.target of both boots.
 . "$(dirname "$0")/lib.sh"
 
 # The packaging builds its own tree: once, on the plain build.
@@ -366,10 +367,14 @@ cat >"$R/usr/local/sbin/kmodns-proof" <<'SH'
 #!/bin/sh
 # what this boot shows, on the serial console, then power off
 {
+	udevadm settle -t 60
 	modprobe ums_alauda; echo "modprobe ums_alauda: exit $?"
 	grep -q '^ums_alauda ' /proc/modules && echo "ums_alauda: loaded" || echo "ums_alauda: not loaded"
 	modprobe --version | head -1
 	journalctl -b -o cat | grep 'ums_alauda' | sed 's/^/journal: /'
+	# udev's own loads (bochs for the VGA card pulls in drm): what kmodns-preload said in udevd
+	grep -q '^drm ' /proc/modules && echo "drm: loaded" || echo "drm: not loaded"
+	journalctl -b -o cat -u systemd-udevd.service | grep 'kmodns' | sed 's/^/udevd: /'
 	# the initramfs's line (journald keeps user-written kmsg records apart)
 	dmesg | grep 'kmodns-proof: ' | sed 's/^/dmesg: /'
 	# multi-user.target reached: this boot's time, kernel start to here
@@ -410,15 +415,17 @@ boot() {
 }
 if in_root apt-get install -y --no-install-recommends "/tmp/debs/$(basename "$(deb kmodns)")" \
 	"/tmp/debs/$(basename "$(deb libkmodns0)")" >"$T/apt2.log" 2>&1 &&
-	printf 'refuse USB_STORAGE module=ums_alauda\n' >"$R/etc/kmodns.d/10-proof.conf" &&
+	printf 'refuse USB_STORAGE module=ums_alauda\nwarn DMA_BUF module=drm\n' >"$R/etc/kmodns.d/10-proof.conf" &&
 	in_root depmod "$K1" && in_root update-initramfs -c -k "$K1" >"$T/uinit.log" 2>&1 && boot with; then
 	tr -d '\r' <"$T/boot-with.log" | grep '^PROOF: ' | sed 's/^/  /'
 	b=$(tr -d '\r' <"$T/boot-with.log")
 	if grep -q "PROOF: dmesg: .*kmodns-proof: initramfs modprobe -> kmodns: kmodns version" <<<"$b" &&
 		grep -q "PROOF: journal: .*could not insert 'ums_alauda'.*policy /etc/kmodns.d/10-proof.conf:1" <<<"$b" &&
 		grep -q 'PROOF: ums_alauda: not loaded' <<<"$b" &&
-		{ [ -z "$preload" ] || grep -q "PROOF: journal: Failed to insert module 'ums_alauda'" <<<"$b"; }; then
-		pass "package: boot with kmodns ($(took "$t")): the initramfs's modprobe is ours; the policy's refusal of ums_alauda (modprobe${preload:+, systemd-modules-load through kmodns-preload}) is in the journal and it is not loaded"
+		{ [ -z "$preload" ] || { grep -q "PROOF: journal: Failed to insert module 'ums_alauda'" <<<"$b" &&
+			grep -q "PROOF: udevd: kmodns: 'drm' .*policy /etc/kmodns.d/10-proof.conf:2" <<<"$b" &&
+			grep -q 'PROOF: drm: loaded' <<<"$b"; }; }; then
+		pass "package: boot with kmodns ($(took "$t")): the initramfs's modprobe is ours; the policy's refusal of ums_alauda (modprobe${preload:+, systemd-modules-load through kmodns-preload}) is in the journal and it is not loaded${preload:+; udevd's own load of drm (for bochs) went through the check: its warning is in udevd's journal and drm is loaded}"
 	else
 		tr -d '\r' <"$T/boot-with.log" | tail -15; fail "package: boot with kmodns"
 	fi
