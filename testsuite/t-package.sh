@@ -8,9 +8,10 @@
 # policy work there; the kernel postinst hook names a doctored module in updates/dkms and exits
 # 0, run by hand and then by Debian's real 6.12 kernel package (dpkg -i); dpkg --purge leaves
 # every path of kmod as it was (bytes, modes, link targets). Last, that system boots in qemu
-# (TCG) as a disk with Debian's 6.1 kernel and an update-initramfs image, once with kmodns and a policy refusing ums_alauda and warning about drm's DMA_BUF, once after
-# its purge: the journal shows the initramfs's modprobe, the refusal, and udevd's warning when it
-# loads drm for the VGA card (kmodns-preload); then a second pair of boots, and the time to
+# (TCG) as a disk with Debian's 6.1 kernel and an update-initramfs image, once with kmodns and
+# a policy refusing ums_alauda and warning about drm's DMA_BUF, once after its purge: the
+# journal shows the initramfs's modprobe, the refusal, and udevd's warning when it loads drm
+# for the VGA card (kmodns-preload); then a second pair of boots, and the time to
 # multi-user.target of all four.
 . "$(dirname "$0")/lib.sh"
 
