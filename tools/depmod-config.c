@@ -42,28 +42,36 @@ static size_t regex_nodes_cap(size_t n)
 	return n > REGEX_MAX_NODES ? REGEX_MAX_NODES + 1 : n;
 }
 
-/* "{m}", "{m,}" or "{m,n}" at p: the most copies it asks for ({m,} is m and a star); 0 when p
- * is no interval (then '{' is a literal) */
+static unsigned long regex_count(const char *p, const char **after)
+{
+	unsigned long n = 0;
+
+	for (*after = p; **after >= '0' && **after <= '9'; (*after)++)
+		n = n > REGEX_MAX_NODES ? n : n * 10 + (unsigned long)(**after - '0');
+	return n;
+}
+
+/* "{m}", "{m,}", "{m,n}" or glibc's "{,n}" at p: the most copies it asks for ({m,} is m and a
+ * star); 0 when p is no interval (then '{' is a literal) */
 static size_t regex_interval_copies(const char *p, const char **end)
 {
-	char *after;
+	const char *after;
 	unsigned long m, n;
 
-	if (p[1] < '0' || p[1] > '9')
+	m = regex_count(p + 1, &after);
+	if (after == p + 1 && *after != ',')
 		return 0;
-	m = strtoul(p + 1, &after, 10);
 	n = m;
 	if (*after == ',') {
-		n = after[1] >= '0' && after[1] <= '9' ? strtoul(after + 1, &after, 10) : m + 1;
-		if (*after == ',')
-			return 0;
-		if (n < m)
-			n = m;
+		const char *upper = after + 1;
+		n = regex_count(upper, &after);
+		if (after == upper)
+			n = m + 1;
 	}
 	if (*after != '}')
 		return 0;
 	*end = after;
-	return regex_nodes_cap(n < 1 ? 1 : n);
+	return regex_nodes_cap(n < m ? m : n < 1 ? 1 : n);
 }
 
 /* the ']' closing the bracket expression opened at p ("[]..." and "[^]..." take ']' as a
