@@ -141,16 +141,21 @@ if [ -d "$findings" ]; then
 	timeout 120 $W "$B/tools/depmod" -C "$findings/depmod-config-stacked-repetition.conf" -b "$T/cfgtree" \
 		6.12.0-sample >"$T/out" 2>"$T/err"; rc=$?
 	check "fuzz-depmod-config-stacked-repetition" eval '[ $rc -le 1 ] && ! grep -qE "Sanitizer|runtime error" "$T/err"'
+	# optional pieces repeated and repeated again ("C???+++++++"): regcomp took 0.9 s, 30 s under ASan
+	timeout 120 $W "$B/tools/depmod" -C "$findings/depmod-config-nested-optional-repetition.conf" -b "$T/cfgtree" \
+		6.12.0-sample >"$T/out" 2>"$T/err"; rc=$?
+	check "fuzz-depmod-config-nested-optional-repetition" eval '[ $rc -le 1 ] && ! grep -qE "Sanitizer|runtime error" "$T/err"'
 	# repetitions nested in groups multiply the same way ("((a+)+)+...", "(a{1,255}){1,255}",
-	# glibc's "{,n}"):
+	# glibc's "{,n}"), and optional pieces repeated ("C???+++++++") take regcomp seconds:
 	# such a version pattern never matches, at once; a large but sane one still does. Without a
 	# matching override depmod takes the copy in extra/, with one the copy in kernel/.
 	m=$T/cfgtree/lib/modules/6.12.0-sample
 	mkdir -p "$m/extra" && cp "$m/kernel/drivers/sample/sample_core.ko" "$m/extra/"
 	nest=$(printf '%.0s(' $(seq 30))a$(printf '%.0s+)' $(seq 30))+
 	printf 'override sample_core %s kernel/drivers/sample\n' "$nest" '(.{1,255}){1,255}' \
-		'((a{,255}){,255}){,255}' >"$T/nested.conf"
-	printf 'override sample_core %s kernel/drivers/sample\n' '^6(\.1[0-9]?){1,2}\.0-s[a-z]{2,}.{,1500}$' >"$T/large.conf"
+		'((a{,255}){,255}){,255}' 'C???+++++++' '((((((((((((C?)?)?)+)+)+)+)+)+)+)+)+)+' >"$T/nested.conf"
+	printf 'override sample_core %s kernel/drivers/sample\n' '^6(\.1[0-9]?){1,2}\.0-s[a-z]{2,}.{,300}$' \
+		'^6(\.[0-9]+)+-sample$' >"$T/large.conf"
 	for c in nested large; do
 		timeout 20 $W "$B/tools/depmod" -C "$T/$c.conf" -b "$T/cfgtree" 6.12.0-sample >"$T/out" 2>"$T/err"
 		echo "exit $?" >"$T/$c.dep"

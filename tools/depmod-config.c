@@ -31,10 +31,13 @@ void cfg_release(struct cfg *cfg)
 }
 
 /* glibc's regcomp copies a repeated piece once per repetition ("x+" is "xx*", "x{2,4}" four
- * x's), so repetitions of repetitions multiply: "((a+)+)+..." or "a+++..." in one short line took
- * all memory (fuzz findings). This is the size of the tree it would build, closely enough; past
- * REGEX_MAX_NODES the pattern is one regcomp would take too long over, and never matches. */
-#define REGEX_MAX_NODES 2048u
+ * x's), and works out the empty paths through repetitions of repetitions in a time that grows
+ * far faster than the tree: "a+++...", "((a+)+)+...", "C???+++++++" (0.8 s) in one short line
+ * took all memory or time (fuzz findings). A pattern with repetitions nested more than
+ * REGEX_MAX_NESTING deep ("(\.[0-9]+)+" is 2), or a tree past REGEX_MAX_NODES nodes, is one
+ * regcomp would take too long over: it never matches. Within both, one takes at most ~10 ms. */
+#define REGEX_MAX_NODES 512u
+#define REGEX_MAX_NESTING 2u
 #define REGEX_MAX_DEPTH 32
 
 static size_t regex_nodes_cap(size_t n)
@@ -94,12 +97,15 @@ static bool regex_is_small(const char *p)
 	struct regex_level {
 		size_t nodes; /* of this group so far */
 		size_t last;  /* of its last piece, which a repetition copies */
-	} level[REGEX_MAX_DEPTH + 1] = { { 0, 0 } };
+		unsigned nesting, last_nesting; /* of repetitions: in it, in its last piece */
+	} level[REGEX_MAX_DEPTH + 1] = { { 0, 0, 0, 0 } };
 	size_t depth = 0, atom, copies;
+	unsigned nesting;
 	const char *end;
 
 	for (; *p != '\0'; p++) {
 		atom = 1;
+		nesting = 0;
 		switch (*p) {
 		case '\\':
 			p += p[1] != '\0';
@@ -112,15 +118,18 @@ static bool regex_is_small(const char *p)
 		case '(':
 			if (depth == REGEX_MAX_DEPTH)
 				return false;
-			level[++depth] = (struct regex_level){ 0, 0 };
+			level[++depth] = (struct regex_level){ 0, 0, 0, 0 };
 			continue;
 		case ')':
-			if (depth > 0)
-				atom = level[depth--].nodes + 1;
+			if (depth > 0) {
+				atom = level[depth].nodes + 1;
+				nesting = level[depth--].nesting;
+			}
 			break;
 		case '|':
 			level[depth].nodes = regex_nodes_cap(level[depth].nodes + 1);
 			level[depth].last = 0;
+			level[depth].last_nesting = 0;
 			continue;
 		case '*':
 		case '?':
@@ -135,12 +144,16 @@ static bool regex_is_small(const char *p)
 			}
 			/* the piece before, copied, and one node that repeats or chooses */
 			atom = regex_nodes_cap(level[depth].last * copies + 1);
+			nesting = level[depth].last_nesting + 1;
 			level[depth].nodes -= level[depth].last;
 			break;
 		}
 		level[depth].nodes = regex_nodes_cap(level[depth].nodes + atom);
 		level[depth].last = atom;
-		if (level[depth].nodes > REGEX_MAX_NODES)
+		level[depth].last_nesting = nesting;
+		if (nesting > level[depth].nesting)
+			level[depth].nesting = nesting;
+		if (level[depth].nodes > REGEX_MAX_NODES || nesting > REGEX_MAX_NESTING)
 			return false;
 	}
 	return true;
