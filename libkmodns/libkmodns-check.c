@@ -554,9 +554,8 @@ static int judge(struct kmodns_kernel *k, struct kmodns_load_verdict *v, const s
 /* The record is current when the module file is no newer than modules.dep.bin. */
 static bool record_is_current(struct kmodns_kernel *k, const char *path)
 {
-	struct stat st;
-
 	struct timespec indexed;
+	struct stat st;
 
 	if (dep_index(k) == NULL ||
 	    fstatat(kernel_dir_fd(k), kernel_dir_relative(k, path), &st, 0) < 0)

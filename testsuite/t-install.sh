@@ -44,25 +44,7 @@ if [ -n "$so" ]; then
 	n_header=$(grep -o 'kmodns_[a-z_]*(' "$S/libkmodns/libkmodns.h" | sort -u | wc -l)
 	check "exports-every-header-function ($n_header)" test "$(wc -l <"$T/syms")" -eq "$n_header"
 fi
-cat >"$T/demo.c" <<'C'
-#include <stdio.h>
-#include <libkmodns.h>
-int main(int argc, char **argv)
-{
-	struct kmodns_ctx *ctx = kmodns_new();
-	struct kmodns_module *mod;
-	size_t i;
-	if (argc < 2 || kmodns_module_new_from_path(ctx, argv[1], 0, &mod) < 0)
-		return 1;
-	for (i = 0; i < kmodns_module_get_export_count(mod); i++) {
-		const struct kmodns_export *e = kmodns_module_get_export(mod, i);
-		printf("%s %s\n", kmodns_export_get_symbol(e), kmodns_export_get_namespace(e));
-	}
-	kmodns_module_unref(mod);
-	kmodns_unref(ctx);
-	return 0;
-}
-C
+cp "$S/testsuite/demo-exports.c" "$T/demo.c"
 export PKG_CONFIG_SYSROOT_DIR=$R PKG_CONFIG_PATH=$R$libdir/pkgconfig
 san=$(sed -n 's/^SANITIZER_LDFLAGS = //p' "$B/Makefile")
 if cc $san -o "$T/demo" "$T/demo.c" $(pkg-config --cflags --libs libkmodns) 2>"$T/cc.log"; then

@@ -1,0 +1,103 @@
+# Shared by t-package and t-package-trixie (source it after lib.sh): the packages built from
+# these sources, cached; Debian systems made by debootstrap, cached; a chroot's view of kmod.
+cache=${XDG_CACHE_HOME:-$HOME/.cache}
+took() { echo "$(($(date +%s) - $1))s"; }
+
+# package_sources: the git checkout's files (tracked and new, not ignored), else every file but builds
+package_sources() {
+	if git -C "$S" rev-parse --git-dir >/dev/null 2>&1; then
+		git -C "$S" ls-files -co --exclude-standard
+	else
+		(cd "$S" && find . \( -name 'build*' -o -name .git \) -prune -o -type f -print | sed 's|^\./||')
+	fi | LC_ALL=C sort -u | (cd "$S" && while read -r f; do [ -f "$f" ] && echo "$f"; done)
+}
+
+# package_copy_sources DIR: the sources into DIR/kmodns, as dpkg-buildpackage wants them
+package_copy_sources() {
+	mkdir -p "$1/kmodns" && (cd "$S" && package_sources | tar -cf - -T -) | tar -xf - -C "$1/kmodns"
+}
+
+# package_dir: where the packages of these sources are kept, by a hash of them
+package_dir() {
+	echo "$cache/kmodns-package/$(cd "$S" && package_sources | tr '\n' '\0' | xargs -0 sha256sum | sha256sum | cut -c1-16)"
+}
+
+# package_build DIR WORK: the packages of these sources, built on this Debian 12 into DIR (from
+# package_dir) unless there already; prints how. Non-zero, the build log's end printed, on failure.
+package_build() {
+	local t
+	if [ -f "$1/ok" ]; then echo "cached, key $(basename "$1")"; return 0; fi
+	t=$(date +%s)
+	rm -rf "$cache/kmodns-package" "$2/src" && mkdir -p "$1.new" && package_copy_sources "$2/src" || return 1
+	if (cd "$2/src/kmodns" && nice dpkg-buildpackage -b -us -uc -j"$(nproc)") >"$2/build.log" 2>&1; then
+		mv "$2"/src/*.deb "$2"/src/*.changes "$1.new/" && touch "$1.new/ok" && mv "$1.new" "$1" &&
+			echo "dpkg-buildpackage -b, $(took "$t")"
+	else
+		tail -30 "$2/build.log"; return 1
+	fi
+}
+
+# debootstrapped SUITE INCLUDES WORK: prints the tarball of a minbase SUITE with INCLUDES (made
+# once, cached in $cache/kmodns-debootstrap); the debootstrap log's end when that failed.
+debootstrapped() {
+	local tarball dir=$3/dbs
+	tarball=$cache/kmodns-debootstrap/$1-minbase-$(echo "$2" | sha256sum | cut -c1-8).tar.zst
+	if [ ! -f "$tarball" ]; then
+		mkdir -p "$dir" "$(dirname "$tarball")"
+		if ! nice debootstrap --variant=minbase --include="$2" "$1" "$dir" \
+			"${KMODNS_DEBIAN_MIRROR:-http://deb.debian.org/debian}" >"$3/dbs.log" 2>&1; then
+			tail -5 "$3/dbs.log" >&2; rm -rf "$dir"; return 1
+		fi
+		# kmod's package stays (t-package reinstalls it), the other downloads go
+		find "$dir/var/cache/apt/archives" -name '*.deb' ! -name 'kmod_*' -delete
+		tar -C "$dir" --zstd -cf "$tarball.new" . && mv "$tarball.new" "$tarball" || return 1
+		rm -rf "$dir"
+	fi
+	echo "$tarball"
+}
+
+# in_root CMD...: CMD in the chroot R, with a clean environment
+in_root() { chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C DEBIAN_FRONTEND=noninteractive "$@"; }
+
+# unpack_root TARBALL: R becomes a system from TARBALL, /proc mounted, no service starting
+unpack_root() {
+	mkdir "$R" && tar -C "$R" --zstd -xf "$1" && mount -t proc proc "$R/proc" &&
+		printf '#!/bin/sh\nexit 101\n' >"$R/usr/sbin/policy-rc.d" && chmod 755 "$R/usr/sbin/policy-rc.d"
+}
+
+# kmod_state: every path kmod's package owns in R (type, mode, bytes or link target) and the diversions
+kmod_state() {
+	in_root sh -c 'dpkg-query -L kmod | grep "^/" | while read -r p; do
+		if [ -L "$p" ]; then echo "$p link $(readlink "$p")"
+		elif [ -d "$p" ]; then echo "$p dir $(stat -c %a "$p")"
+		elif [ -f "$p" ]; then echo "$p file $(stat -c "%a %U" "$p") $(sha256sum <"$p" | cut -c1-64)"
+		else echo "$p absent"; fi
+	done; dpkg-divert --list | sort'
+}
+
+# package_ready NAME: these tests run once, on the plain build, as root, with the tools and the
+# Build-Depends installed; else one line says why not (a SKIP, or a FAIL in CI) and it is non-zero
+package_ready() {
+	local need= p err
+	case $B in
+	*build-sanitizers) skip "$1: runs once, on the plain build (this is the sanitizer build)"; return 1 ;;
+	esac
+	if [ -n "$W" ]; then skip "$1: runs once, on the plain build (KMODNS_TEST_WRAPPER is set)"; return 1; fi
+	[ "$(id -u)" -eq 0 ] || { missing "$1" "needs root (debootstrap, chroot)"; return 1; }
+	for p in dpkg-buildpackage dpkg-checkbuilddeps dh lintian debootstrap chroot zstd xz sha256sum; do
+		command -v $p >/dev/null || need="$need $p"
+	done
+	[ -z "$need" ] || { missing "$1" "not installed:$need (.ci/install-deps)"; return 1; }
+	err=$(cd "$S" && dpkg-checkbuilddeps 2>&1) || { missing "$1" "$err (.ci/install-deps)"; return 1; }
+}
+
+# package_workdir: T, a work directory removed at exit (kept with KMODNS_KEEP=1), and R, the
+# chroot's place in it, whose /proc is unmounted at exit
+package_workdir() {
+	T=$(tmpdir) R=$T/root
+	trap 'package_cleanup' EXIT
+}
+package_cleanup() {
+	! mountpoint -q "$R/proc" || umount "$R/proc"
+	if [ -n "${KMODNS_KEEP:-}" ]; then echo "  kept: $T"; else rm -rf "$T"; fi
+}
