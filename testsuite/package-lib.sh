@@ -101,3 +101,19 @@ package_cleanup() {
 	! mountpoint -q "$R/proc" || umount "$R/proc"
 	if [ -n "${KMODNS_KEEP:-}" ]; then echo "  kept: $T"; else rm -rf "$T"; fi
 }
+
+# package_start NAME LABEL: how every package test begins: SKIP unless it can run here, a work
+# directory, the packages built from these sources in D ("NAME: LABEL" passes or fails); false
+# when the test cannot go on.
+package_start() {
+	local how
+	package_ready "$1" || return 1
+	package_workdir
+	t0=$(date +%s)
+	D=$(package_dir)
+	if how=$(package_build "$D" "$T"); then
+		pass "$1: $2 ($how)"
+	else
+		echo "$how"; fail "$1: $2 failed"; return 1
+	fi
+}

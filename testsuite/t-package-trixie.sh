@@ -8,17 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/package-lib.sh"
 
-package_ready package-trixie || exit 0
-package_workdir
-t0=$(date +%s)
-
 # the Debian 12 package, for the refusal (t-package builds the same one, from the same cache)
-D=$(package_dir)
-if how=$(package_build "$D" "$T"); then
-	pass "package-trixie: the Debian 12 build ($how)"
-else
-	echo "$how"; fail "package-trixie: the Debian 12 build failed"; exit 0
-fi
+package_start package-trixie "the Debian 12 build" || exit 0
 
 # ---- Debian 13 with what the package needs to build -----------------------------------------
 bdeps=$(sed -n '/^Build-Depends:/,/^[A-Z]/p' "$S/debian/control" | sed '1s/^Build-Depends://; $d' |

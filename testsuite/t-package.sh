@@ -16,17 +16,9 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/package-lib.sh"
 
-package_ready package || exit 0
-package_workdir
-t0=$(date +%s)
+package_start package build || exit 0
 
-# ---- build and lintian ---------------------------------------------------------------------
-D=$(package_dir)
-if how=$(package_build "$D" "$T"); then
-	pass "package: build ($how)"
-else
-	echo "$how"; fail "package: build (dpkg-buildpackage -b failed)"; exit 0
-fi
+# ---- lintian -------------------------------------------------------------------------------
 # lintian's verdict is kept with the packages it judged
 if [ ! -f "$D/lintian.rc" ]; then
 	(cd "$D" && nice lintian -I --pedantic ./*.deb 2>&1 >lintian.log |
@@ -328,7 +320,7 @@ ln -s /etc/systemd/system/kmodns-proof.service "$R/etc/systemd/system/multi-user
 ln -s /dev/null "$R/etc/systemd/system/serial-getty@ttyS0.service"
 # with the interposer (kmodns-preload.so) packaged, systemd-modules-load's own load is checked too
 preload=
-if dpkg-deb -c "$(deb kmodns)" | grep -q 'kmodns-preload\.so$'; then
+if dpkg-deb -c "$(deb kmodns)" | grep 'kmodns-preload\.so$' >/dev/null; then
 	preload=y; echo ums_alauda >"$R/etc/modules-load.d/kmodns-proof.conf"
 fi
 # boot VARIANT: the disk as it stands, its serial console into $T/boot-VARIANT.log
