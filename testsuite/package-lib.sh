@@ -26,9 +26,11 @@ package_dir() {
 # package_dir) unless there already; prints how. Non-zero, the build log's end printed, on failure.
 package_build() {
 	local t
-	if [ -f "$1/ok" ]; then echo "cached, key $(basename "$1")"; return 0; fi
+	if [ -f "$1/ok" ]; then touch "$1"; echo "cached, key $(basename "$1")"; return 0; fi
 	t=$(date +%s)
-	rm -rf "$cache/kmodns-package" "$2/src" && mkdir -p "$1.new" && package_copy_sources "$2/src" || return 1
+	# builds of other sources go when unused for two days (another tree's test may be using one)
+	find "$cache/kmodns-package" -mindepth 1 -maxdepth 1 -mtime +1 -exec rm -rf {} + 2>/dev/null
+	rm -rf "$1" "$1.new" "$2/src" && mkdir -p "$1.new" && package_copy_sources "$2/src" || return 1
 	if (cd "$2/src/kmodns" && nice dpkg-buildpackage -b -us -uc -j"$(nproc)") >"$2/build.log" 2>&1; then
 		mv "$2"/src/*.deb "$2"/src/*.changes "$1.new/" && touch "$1.new/ok" && mv "$1.new" "$1" &&
 			echo "dpkg-buildpackage -b, $(took "$t")"
