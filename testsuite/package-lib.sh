@@ -119,3 +119,57 @@ package_start() {
 		echo "$how"; fail "$1: $2 failed"; return 1
 	fi
 }
+
+# check_diverted NAME TOOLS: after kmodns is installed in R, kmod's TOOLS (its paths) and six man
+# pages are diverted to kmodns (13 diversions), kmod's man pages moved aside; ours answer, and
+# kmod's tools still run from /usr/lib/kmodns/kmod (kmod 30's lsmod has no --version: --help)
+check_diverted() {
+	local bad= f m ours
+	for f in $2 /usr/share/man/man8/{modprobe,insmod,rmmod,lsmod,modinfo,depmod}.8.gz; do
+		[ "$(in_root dpkg-divert --listpackage "$f")" = kmodns ] || bad="$bad $f"
+	done
+	[ "$(in_root dpkg-divert --list | grep -c 'by kmodns$')" -eq 13 ] || bad="$bad (not 13 diversions)"
+	for m in modprobe insmod rmmod lsmod modinfo depmod; do
+		[ -f "$R/usr/share/man/man8/$m.kmod.8.gz" ] || bad="$bad $m.kmod.8.gz"
+	done
+	for m in modprobe insmod rmmod modinfo depmod; do
+		in_root "$m" --version 2>&1 | grep -q '^kmodns version' || bad="$bad $m"
+	done
+	ours=$(in_root sh -c 'readlink -f "$(command -v kmodns)"')
+	for f in $2; do
+		case $f in
+		*/lsmod)
+			[ "$(in_root readlink -f "$f")" = "$ours" ] || bad="$bad $f"
+			# "Usage: /sbin/lsmod" (kmod 30), "Usage:" and "<tab>lsmod [options]" (kmod 34)
+			in_root "/usr/lib/kmodns/kmod$f" --help 2>&1 | head -2 | tr -d '\n' | grep -q '^Usage:.*lsmod' ||
+				bad="$bad kmod$f" ;;
+		*) in_root "/usr/lib/kmodns/kmod$f" --version 2>&1 | grep -q '^kmod version' || bad="$bad kmod$f" ;;
+		esac
+	done
+	if [ -z "$bad" ]; then
+		pass "$1: kmod's $(wc -w <<<"$2") tool paths and 6 man pages diverted to kmodns, moved aside; modprobe insmod rmmod lsmod modinfo depmod are kmodns; kmod's still run from /usr/lib/kmodns/kmod"
+	else
+		fail "$1: not diverted as expected:$bad"
+	fi
+}
+
+# check_purged NAME: dpkg --purge kmodns libkmodns0 in R leaves every path of kmod's as in
+# $T/state.before (kmod_state) and nothing of kmodns's
+check_purged() {
+	local p left=
+	if ! in_root dpkg --purge kmodns libkmodns0 >"$T/purge.log" 2>&1; then
+		tail -10 "$T/purge.log"; fail "$1: dpkg --purge kmodns failed"; return
+	fi
+	kmod_state >"$T/state.after"
+	if cmp -s "$T/state.before" "$T/state.after"; then
+		pass "$1: dpkg --purge kmodns: every path of kmod's ($(grep -vc dir "$T/state.before") files and links) byte- and link-identical, no diversion left"
+	else
+		diff "$T/state.before" "$T/state.after" | head -10
+		fail "$1: dpkg --purge kmodns left kmod changed"
+	fi
+	for p in /usr/lib/kmodns /etc/kmodns.d /usr/lib/kmodns.d /etc/kernel/postinst.d/kmodns /usr/sbin/kmodns; do
+		[ -e "$R$p" ] && left="$left $p"
+	done
+	if [ -z "$left" ]; then pass "$1: nothing of kmodns left after the purge"
+	else fail "$1: left after the purge:$left"; fi
+}

@@ -63,35 +63,8 @@ if in_root sh -c 'apt-get install -y --no-install-recommends /tmp/src/kmodns_*.d
 else
 	tail -20 "$T/apt.log"; fail "package-trixie: apt-get install ./kmodns_*.deb on Debian 13"; exit 0
 fi
-bad=
-for f in $tools /usr/share/man/man8/{modprobe,insmod,rmmod,lsmod,modinfo,depmod}.8.gz; do
-	[ "$(in_root dpkg-divert --listpackage "$f")" = kmodns ] || bad="$bad $f"
-done
-[ "$(in_root dpkg-divert --list | grep -c 'by kmodns$')" -eq 13 ] || bad="$bad (not 13 diversions)"
-for t in modprobe insmod rmmod modinfo depmod; do
-	in_root "$t" --version 2>&1 | grep -q '^kmodns version' || bad="$bad $t"
-done
-ours=$(in_root readlink -f /usr/sbin/kmodns)
-for f in $tools; do
-	case $f in */lsmod) [ "$(in_root readlink -f "$f")" = "$ours" ] || bad="$bad $f" ;; esac
-	in_root "/usr/lib/kmodns/kmod$f" --version 2>&1 | grep -q '^kmod version' || bad="$bad kmod$f"
-done
-if [ -z "$bad" ]; then
-	pass "package-trixie: kmod's 7 /usr tool paths and 6 man pages diverted; modprobe insmod rmmod lsmod modinfo depmod are kmodns; kmod's still run from /usr/lib/kmodns/kmod/usr"
-else
-	fail "package-trixie: not as expected:$bad"
-fi
+check_diverted package-trixie "$tools"
 
 # ---- purged: kmod as it was -------------------------------------------------------------------
-if in_root dpkg --purge kmodns libkmodns0 >"$T/purge.log" 2>&1; then
-	kmod_state >"$T/state.after"
-	if cmp -s "$T/state.before" "$T/state.after" && [ ! -e "$R/usr/lib/kmodns" ]; then
-		pass "package-trixie: dpkg --purge: every path of kmod's ($(grep -vc dir "$T/state.before") files and links) byte- and link-identical, no diversion left"
-	else
-		diff "$T/state.before" "$T/state.after" | head; ls -R "$R/usr/lib/kmodns" 2>&1 | head -5
-		fail "package-trixie: dpkg --purge left kmod changed"
-	fi
-else
-	tail -10 "$T/purge.log"; fail "package-trixie: dpkg --purge kmodns failed"
-fi
+check_purged package-trixie
 echo "  t-package-trixie: $(took "$t0") in all"

@@ -18,6 +18,7 @@ static void check(const char *name, int ok)
 	failures += !ok;
 }
 
+__attribute__((format(printf, 6, 0)))
 static void capture(void *data, int priority, const char *file, int line, const char *fn,
 		    const char *format, va_list args)
 {

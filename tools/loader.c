@@ -58,7 +58,7 @@ static void log_text(int prio, const char *prefix, const char *msg)
 			prefix, msg, len > 0 && msg[len - 1] == '\n' ? "" : "\n");
 }
 
-static void log_line(int prio, const char *prefix, const char *fmt, va_list args)
+_printf_(3, 0) static void log_line(int prio, const char *prefix, const char *fmt, va_list args)
 {
 	_cleanup_free_ char *msg = NULL;
 
@@ -92,8 +92,8 @@ static bool is_weakdep_complaint_line(const char *line, size_t len)
 	return memmem(line, len, WEAKDEP_COMPLAINT, strlen(WEAKDEP_COMPLAINT)) != NULL;
 }
 
-static void log_from_libkmod(void *data, int priority, const char *file, int line, const char *fn,
-			     const char *format, va_list args)
+_printf_(6, 0) static void log_from_libkmod(void *data, int priority, const char *file, int line,
+					    const char *fn, const char *format, va_list args)
 {
 	_cleanup_free_ char *prefix = NULL;
 
@@ -171,8 +171,8 @@ struct kmod_ctx *loader_kmod_new(const char *dirname, const char *const *config_
 	return ctx;
 }
 
-static void log_from_libkmodns(void *data, int priority, const char *file, int line, const char *fn,
-			       const char *format, va_list args)
+_printf_(6, 0) static void log_from_libkmodns(void *data, int priority, const char *file, int line,
+					      const char *fn, const char *format, va_list args)
 {
 	log_line(priority, "", format, args);
 }

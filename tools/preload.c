@@ -118,8 +118,8 @@ static struct kmodns_ctx *ns_ctx;
 static struct tree *trees;
 static size_t n_trees;
 
-static void log_to_stderr(void *data, int priority, const char *file, int line, const char *fn,
-			  const char *format, va_list args)
+_printf_(6, 0) static void log_to_stderr(void *data, int priority, const char *file, int line,
+					 const char *fn, const char *format, va_list args)
 {
 	_cleanup_free_ char *msg = NULL;
 	int n = vasprintf(&msg, format, args);

@@ -22,7 +22,7 @@ unsigned tool_error_count(void)
 	return __atomic_load_n(&errors, __ATOMIC_RELAXED);
 }
 
-static void tool_vlog(const char *level, const char *fmt, va_list args)
+_printf_(2, 0) static void tool_vlog(const char *level, const char *fmt, va_list args)
 {
 	/* libkmodns logs from depmod's loader threads too */
 	if (strcmp(level, "INFO") != 0)

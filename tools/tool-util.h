@@ -19,8 +19,8 @@ unsigned tool_problem_count(void);
 unsigned tool_error_count(void);
 
 /* A kmodns_log_fn that prints library messages as tool errors. */
-void tool_log_kmodns(void *data, int priority, const char *file, int line, const char *fn,
-		     const char *format, va_list args);
+_printf_(6, 0) void tool_log_kmodns(void *data, int priority, const char *file, int line,
+				    const char *fn, const char *format, va_list args);
 
 struct kmodns_load_verdict;
 /* "refused: WHY", "warned: WHY" or "allowed: ...": a load verdict as modprobe -v and modinfo
