@@ -38,6 +38,8 @@ struct kmodns_kernel {
 	struct kmodns_module **exporters; /* module files read to resolve symbols */
 	size_t n_exporters, exporters_capacity;
 	struct kmodns_policy *policy; /* the admin's, or NULL */
+	kmodns_policy_reader_fn policy_reader; /* reads it at the first need; NULL once read */
+	void *policy_reader_data;
 };
 
 /* One thing a module needs from a namespace, and the rule's verdict on it. */
@@ -121,6 +123,31 @@ KMODNS_EXPORT void kmodns_kernel_set_policy(struct kmodns_kernel *k, struct kmod
 {
 	kmodns_policy_unref(k->policy);
 	k->policy = kmodns_policy_ref(policy);
+	k->policy_reader = NULL;
+}
+
+KMODNS_EXPORT void kmodns_kernel_set_policy_reader(struct kmodns_kernel *k, kmodns_policy_reader_fn fn,
+						   void *data)
+{
+	k->policy = kmodns_policy_unref(k->policy);
+	k->policy_reader = fn;
+	k->policy_reader_data = data;
+}
+
+/* The policy to apply, read now if it was left to the first need. */
+static int kernel_policy(struct kmodns_kernel *k)
+{
+	struct kmodns_policy *policy = NULL;
+	int r;
+
+	if (k->policy_reader == NULL)
+		return 0;
+	r = k->policy_reader(k->ctx, k->policy_reader_data, &policy);
+	if (r < 0)
+		return r; /* the reader stays: no later check goes without the policy */
+	k->policy = policy;
+	k->policy_reader = NULL;
+	return 0;
 }
 
 /* ---- the kernel's config ----------------------------------------------------------- */
@@ -546,7 +573,10 @@ static int judge(struct kmodns_kernel *k, struct kmodns_load_verdict *v, const s
 	else if (v->n_refused > 0)
 		v->status = kmodns_kernel_allows_missing_imports(k) == 1 ? KMODNS_LOAD_WARNED :
 									    KMODNS_LOAD_REFUSED;
-	r = k->policy ? police(k, v, f, s, refused_module_imports > 0) : 0;
+	/* every policy line names a namespace: a module that uses none meets no line */
+	r = f->n_imports > 0 || f->n_needs > 0 ? kernel_policy(k) : 0;
+	if (r >= 0 && k->policy != NULL)
+		r = police(k, v, f, s, refused_module_imports > 0);
 	v->traits = s->traits;
 	return r;
 }

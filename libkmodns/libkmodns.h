@@ -332,6 +332,13 @@ int kmodns_kernel_allows_missing_imports(struct kmodns_kernel *kernel);
 
 /* The policy the kernel's checks also apply from now on (NULL: none; the kernel takes a reference). */
 void kmodns_kernel_set_policy(struct kmodns_kernel *kernel, struct kmodns_policy *policy);
+/*
+ * The policy read by fn(ctx, data, &policy) when a check first needs one, in place of a policy
+ * set before: a policy line speaks to a namespace, so a load set that uses none never reads it
+ * (modprobe's common case). An error of fn fails that check, and the next check calls fn again.
+ */
+typedef int (*kmodns_policy_reader_fn)(struct kmodns_ctx *ctx, void *data, struct kmodns_policy **policy);
+void kmodns_kernel_set_policy_reader(struct kmodns_kernel *kernel, kmodns_policy_reader_fn fn, void *data);
 
 enum kmodns_check_flags {
 	/* Judge from the module file even when depmod's record is current (insmod). */

@@ -199,6 +199,15 @@ check "named-policy-missing-named" grep -q "^modprobe: ERROR: $T/missing.conf: N
 probe --no-ns-check sample_user
 check "no-ns-check-skips-policy" allowed
 
+# ---- read at the first need: a load set that uses no namespace meets no line ----
+policy "refuse SAMPLE_CORE bogus"
+probe sample_core
+check "policy-unread-without-namespaces" test $rc -eq 0 -a ! -s "$T/err"
+probe sample_user
+check "policy-read-for-a-namespace" grep -q "^modprobe: ERROR: $P/etc/kmodns.d/test.conf:1: 'bogus' is not a condition" "$T/err"
+probe -D sample_user
+check "policy-unread-by-show-depends" test $rc -eq 0 -a ! -s "$T/err" && grep -q "sample_user.ko" "$T/out"
+
 # ---- loads under the trap: all or nothing; the installed policy read from the root ----
 policy "refuse SAMPLE_CORE"
 load sample_user

@@ -258,10 +258,14 @@ int loader_policy_new(struct kmodns_ctx *ns_ctx, const struct loader_policy_sour
 	return kmodns_policy_new_installed(ns_ctx, source->root, policy);
 }
 
+static int read_policy_source(struct kmodns_ctx *ns_ctx, void *source, struct kmodns_policy **policy)
+{
+	return loader_policy_new(ns_ctx, source, policy);
+}
+
 int loader_kernel_new(struct kmodns_ctx *ns_ctx, const char *release, const char *dirname,
 		      const struct loader_policy_source *source, struct kmodns_kernel **kernel)
 {
-	struct kmodns_policy *policy = NULL;
 	struct utsname u;
 	int r;
 
@@ -271,16 +275,10 @@ int loader_kernel_new(struct kmodns_ctx *ns_ctx, const char *release, const char
 		release = u.release;
 	}
 	r = kmodns_kernel_new(ns_ctx, release, dirname, kernel);
-	if (r < 0 || source == NULL)
-		return r;
-	r = loader_policy_new(ns_ctx, source, &policy);
-	if (r < 0) {
-		*kernel = kmodns_kernel_unref(*kernel);
-		return r;
-	}
-	kmodns_kernel_set_policy(*kernel, policy);
-	kmodns_policy_unref(policy);
-	return 0;
+	/* read when a module of the load set uses a namespace: most load sets use none */
+	if (r >= 0 && source != NULL)
+		kmodns_kernel_set_policy_reader(*kernel, read_policy_source, (void *)source);
+	return r;
 }
 
 /* One verdict printed as asked: a refusal as an error line, a warning, a note. */

@@ -651,8 +651,8 @@ static int insert_module(struct kmodns_kernel *kernel, struct kmod_module *mod, 
 		printf("%s\n", name);
 		return 0;
 	}
-	/* -D only lists what would load (initramfs builders parse it): no verdicts there */
-	if (opt.ns_check && kernel != NULL && !opt.show_depends) {
+	/* kernel is NULL for --no-ns-check and -D (initramfs builders parse its list): no verdicts */
+	if (kernel != NULL) {
 		int probe_err = 0;
 
 		err = check_load_set(kernel, mod, flags, options, &probe_err, &done);
@@ -936,8 +936,9 @@ int modprobe_main(int argc, char *argv[])
 				err = r;
 		}
 	} else {
-		err = loader_kernel_new(ns_ctx, kversion, kmod_get_dirname(ctx),
-					opt.ns_check ? &policy_source : NULL, &kernel);
+		/* -D and -R only list what would load: no verdicts, no kernel to judge by */
+		if (opt.ns_check && !opt.show_depends && !opt.lookup_only)
+			err = loader_kernel_new(ns_ctx, kversion, kmod_get_dirname(ctx), &policy_source, &kernel);
 		if (err < 0) {
 			LOG_ERROR("could not read the target kernel: %s\n", strerror(-err));
 			goto done;
