@@ -40,6 +40,7 @@ struct kmodns_kernel {
 	struct kmodns_policy *policy; /* the admin's, or NULL */
 	kmodns_policy_reader_fn policy_reader; /* reads it at the first need; NULL once read */
 	void *policy_reader_data;
+	bool policy_unread; /* the reader failed in the last check that needed it */
 };
 
 /* One thing a module needs from a namespace, and the rule's verdict on it. */
@@ -143,6 +144,7 @@ static int kernel_policy(struct kmodns_kernel *k)
 	if (k->policy_reader == NULL)
 		return 0;
 	r = k->policy_reader(k->ctx, k->policy_reader_data, &policy);
+	k->policy_unread = r < 0;
 	if (r < 0)
 		return r; /* the reader stays: no later check goes without the policy */
 	k->policy = policy;
@@ -751,9 +753,12 @@ KMODNS_EXPORT int kmodns_kernel_check_load_set(struct kmodns_kernel *k, const ch
 	size_t i, refused = 0;
 
 	for (i = 0; i < count; i++) {
-		int r = kmodns_kernel_check_module(k, names[i], paths[i], flags, &verdicts[i]);
+		int r;
 
-		if (r == -ENOMEM) {
+		k->policy_unread = false;
+		r = kmodns_kernel_check_module(k, names[i], paths[i], flags, &verdicts[i]);
+		/* without the policy no module goes on unjudged by it */
+		if (r == -ENOMEM || (r < 0 && k->policy_unread)) {
 			while (i-- > 0)
 				verdicts[i] = kmodns_load_verdict_unref(verdicts[i]);
 			return r;

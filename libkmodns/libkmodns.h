@@ -335,7 +335,8 @@ void kmodns_kernel_set_policy(struct kmodns_kernel *kernel, struct kmodns_policy
 /*
  * The policy read by fn(ctx, data, &policy) when a check first needs one, in place of a policy
  * set before: a policy line speaks to a namespace, so a load set that uses none never reads it
- * (modprobe's common case). An error of fn fails that check, and the next check calls fn again.
+ * (modprobe's common case). An error of fn fails the check of the whole load set, and the next
+ * check calls fn again.
  */
 typedef int (*kmodns_policy_reader_fn)(struct kmodns_ctx *ctx, void *data, struct kmodns_policy **policy);
 void kmodns_kernel_set_policy_reader(struct kmodns_kernel *kernel, kmodns_policy_reader_fn fn, void *data);

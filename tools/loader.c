@@ -331,8 +331,11 @@ int load_set_check(struct kmodns_kernel *kernel, const struct load_set *set, uns
 	refused = kmodns_kernel_check_load_set(kernel, names, paths, set->count,
 					       flags & LOAD_CHECK_READ_FILES ? KMODNS_CHECK_READ_FILE : 0,
 					       verdicts);
-	if (refused < 0)
+	if (refused < 0) {
+		/* the module asked for comes last in the load set */
+		LOG_ERROR("could not insert '%s': %s\n", names[set->count - 1], strerror(-refused));
 		return refused;
+	}
 	for (i = 0; i < set->count; i++) {
 		if (verdicts[i] != NULL && err == 0)
 			err = report_verdict(verdicts[i], flags);
