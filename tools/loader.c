@@ -276,7 +276,7 @@ int loader_kernel_new(struct kmodns_ctx *ns_ctx, const char *release, const char
 	}
 	r = kmodns_kernel_new(ns_ctx, release, dirname, kernel);
 	/* read when a module of the load set uses a namespace: most load sets use none */
-	if (r >= 0 && source != NULL)
+	if (r >= 0)
 		kmodns_kernel_set_policy_reader(*kernel, read_policy_source, (void *)source);
 	return r;
 }

@@ -72,7 +72,7 @@ int loader_policy_new(struct kmodns_ctx *ns_ctx, const struct loader_policy_sour
 		      struct kmodns_policy **policy);
 
 /* The target kernel of a module directory: release (NULL: the running kernel's) and dirname,
- * judging with the policy of source (NULL: none), read when a check first needs it: source must
+ * judging with the policy of source, read when a check first needs it: source must
  * outlive the kernel's checks. */
 int loader_kernel_new(struct kmodns_ctx *ns_ctx, const char *release, const char *dirname,
 		      const struct loader_policy_source *source, struct kmodns_kernel **kernel);
