@@ -103,8 +103,9 @@ if [ -f "$dir/ok" ] && echo " $eras " | grep -q ' 6.1 '; then
 	"$B/tools/modprobe" -d "$R" -S "$kver" -D ums-alauda | awk '/^insmod/ { n = $2; sub(/.*\//, "", n); sub(/\.ko.*/, "", n); gsub(/-/, "_", n); print n }' >"$T/want"
 	load "$R" "$B/tools/modprobe" ums-alauda
 	trap_log_names "$T/log" >"$T/got"
-	check "real-6.1-order-as-show-depends ($(wc -l <"$T/want") modules)" test $rc -eq 0 -a -s "$T/want" &&
-		cmp -s "$T/want" "$T/got" || diff "$T/want" "$T/got" | head -5
+	test $rc -eq 0 -a -s "$T/want" && cmp -s "$T/want" "$T/got"
+	check "real-6.1-order-as-show-depends ($(wc -l <"$T/want") modules)" [ $? -eq 0 ] ||
+		diff "$T/want" "$T/got" | head -5
 	trap_unload_all "$R"
 	# the same module with its import renamed away: nothing at all is loaded
 	m=$(awk -F: '$1 ~ /\/ums-alauda\.ko/ { print $1 }' "$R/lib/modules/$kver/modules.dep")
