@@ -57,6 +57,10 @@ int main(void)
 	if (ctx == NULL || fd < 0 || write(fd, "refuse NS\n", 10) != 10 ||
 	    kmodns_kernel_new(ctx, "6.12.0", "/nonexistent", &k) < 0) {
 		fprintf(stderr, "test-policy-reader: setup failed\n");
+		if (fd >= 0)
+			unlink(path);
+		kmodns_kernel_unref(k);
+		kmodns_unref(ctx);
 		return 2;
 	}
 	close(fd);
