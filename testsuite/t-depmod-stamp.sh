@@ -35,7 +35,7 @@ full_run() {
 # stamp_cases NAME BASE KVER: BASE/lib/modules/KVER (writable, its modules copies or links)
 # with a kernel image or Module.symvers and builtin files: a silent tree.
 stamp_cases() {
-	local name=$1 base=$2 kver=$3 dir=$2/lib/modules/$3 n victim other f start
+	local name=$1 base=$2 kver=$3 dir=$2/lib/modules/$3 n victim other f start dated
 	# the tree's own files become copies: they are touched below (a farm links into the corpus)
 	for f in modules.order modules.builtin modules.builtin.modinfo; do
 		[ -L "$dir/$f" ] && cp --remove-destination "$(readlink -f "$dir/$f")" "$dir/$f"
@@ -58,8 +58,8 @@ stamp_cases() {
 	check "$name-rerun-not-rewritten" skipped
 	check "$name-rerun-same-inodes" diff -q <(inodes "$dir") "$T/inodes"
 	check "$name-rerun-all-unchanged ($(unchanged) of $n)" [ "$(unchanged)" = "$n" ]
-	f=$(stat -c %.9Y "$dir/modules.dep")
-	check "$name-rerun-dated-now" [ "${f/./}" -ge "${start/./}" ]
+	dated=$(stat -c %.9Y "$dir/modules.dep")
+	check "$name-rerun-dated-now" [ "${dated/./}" -ge "${start/./}" ]
 	same_outputs "$name-rerun-same-bytes" "$dir" "$T/ref"
 
 	# a module replaced by an identical copy (a package reinstalled): read again, the same
