@@ -287,13 +287,16 @@ kernel_verdict() {
 	esac
 }
 judge() {
-	local era=$1 serial=$2 log=$2.kq name eras tool target e61 elat exp o c ours kern why info src want
-	# the report lines, without carriage returns and the firmware's terminal escapes
-	tr -d '\r' <"$serial" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' | grep -a '^KQ|' >"$log"
-	info=$(grep -a '^KQ|info|' "$log" | tr -d '\r')
+	local era=$1 serial=$2 log=$2.kq name eras tool target e61 elat exp o c ours kern why info src want what
+	# the report lines, without carriage returns and the firmware's terminal escapes; a line may
+	# start behind the firmware's last, unended one ("Booting from ROM..KQ|info|..."), so a
+	# record is taken from its "KQ|" on
+	tr -d '\r' <"$serial" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g; s/\x1bc//g' | grep -ao 'KQ|.*' >"$log"
+	info=$(grep -a '^KQ|info|' "$log")
 	if [ -z "$info" ] || ! grep -aq '^KQ|done' "$log"; then
-		fail "qemu-$era-boot: no complete report on the serial console (see below)"
-		tail -n 30 "$serial" | sed 's/^/  | /'
+		what="no KQ|done line"; [ -n "$info" ] || what="no KQ|info line"
+		fail "qemu-$era-boot: no complete report on the serial console ($what; its first and last lines below)"
+		{ head -n 5 "$serial"; echo ...; tail -n 25 "$serial"; } | cat -v | cut -c1-300 | sed 's/^/  | /'
 		return
 	fi
 	case $info in
