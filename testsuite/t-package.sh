@@ -304,6 +304,9 @@ boot() {
 	tr -d '\r' <"$T/boot-$1.log" | tail -8 | sed 's/^/    /'
 	return 1
 }
+# proof VARIANT: that boot's report lines, each from its "PROOF: " on (a kernel message on the
+# same console may have started the line)
+proof() { tr -d '\r' <"$T/boot-$1.log" | grep -ao 'PROOF: .*'; }
 # with_kmodns MODE POLICY: kmodns installed with $T/POLICY as /etc/kmodns.d/10-proof.conf, its
 # records, and the initramfs made (update-initramfs MODE: -c the first time); without_kmodns:
 # purged, kmod's initramfs again. The proof's policy refuses ums_alauda; the timed boots' refuses
@@ -324,8 +327,8 @@ without_kmodns() {
 		{ echo "  update-initramfs -u without kmodns failed:"; tail -5 "$T/uinit.log"; return 1; }
 }
 if with_kmodns -c proof.conf && boot with; then
-	tr -d '\r' <"$T/boot-with.log" | grep '^PROOF: ' | sed 's/^/  /'
-	b=$(tr -d '\r' <"$T/boot-with.log")
+	proof with | sed 's/^/  /'
+	b=$(proof with)
 	if grep -q "PROOF: dmesg: .*kmodns-proof: initramfs modprobe -> kmodns: kmodns version" <<<"$b" &&
 		grep -q "PROOF: journal: .*could not insert 'ums_alauda'.*policy /etc/kmodns.d/10-proof.conf:1" <<<"$b" &&
 		grep -q 'PROOF: ums_alauda: not loaded' <<<"$b" &&
@@ -339,7 +342,7 @@ if with_kmodns -c proof.conf && boot with; then
 	# the same disk without kmodns: kmod's tools, kmod's modprobe in the initramfs
 	t=$(date +%s)
 	if without_kmodns && boot without; then
-		b=$(tr -d '\r' <"$T/boot-without.log")
+		b=$(proof without)
 		if grep -q 'PROOF: dmesg: .*kmodns-proof: initramfs modprobe -> [^:]*kmod: kmod version' <<<"$b" &&
 			grep -q 'PROOF: ums_alauda: loaded' <<<"$b"; then
 			pass "package: boot without kmodns ($(took "$t")): kmod's modprobe, ums_alauda loads"
@@ -355,13 +358,13 @@ if with_kmodns -c proof.conf && boot with; then
 	if with_kmodns -u timed.conf && boot with2 && without_kmodns && boot without2 && boot without3 &&
 		with_kmodns -u timed.conf && boot with3 && boot with4 && without_kmodns; then
 		# secs VARIANT FIELD: a boot's systemd stamp (microseconds since the kernel started), in seconds
-		secs() { tr -d '\r' <"$T/boot-$1.log" | sed -n "s/^PROOF: $2: \([0-9]*\)\$/\1/p" | awk '{ printf "%.2f", $1 / 1e6 }'; }
+		secs() { proof "$1" | sed -n "s/^PROOF: $2: \([0-9]*\)\$/\1/p" | awk '{ printf "%.2f", $1 / 1e6 }'; }
 		median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
 		w=() wo=() uw=() uwo=()
 		for b in with2 with3 with4; do w+=("$(secs $b multi-user)"); uw+=("$(secs $b userspace)"); done
 		for b in without without2 without3; do wo+=("$(secs $b multi-user)"); uwo+=("$(secs $b userspace)"); done
 		notloaded=$(for b in with2 with3 with4 without2 without3; do
-			tr -d '\r' <"$T/boot-$b.log" | grep -q '^PROOF: ums_alauda: loaded' || echo " $b"; done)
+			proof "$b" | grep -q '^PROOF: ums_alauda: loaded' || echo " $b"; done)
 		if [ -n "$notloaded" ]; then
 			fail "package: boot time: ums_alauda not loaded in boot(s)$notloaded, so the boots did not do the same work"
 		elif [ "$(printf '%s\n' "${w[@]}" "${wo[@]}" | grep -c .)" -eq 6 ]; then
